@@ -1,0 +1,217 @@
+"""dtypes and PyTorch's type promotion rules."""
+import numpy as np
+
+__all__ = [
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+    "float32", "float64", "half", "float", "double", "short", "int", "long",
+    "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
+    "finfo", "iinfo",
+]
+
+_builtin_bool, _builtin_int, _builtin_float = bool, int, float
+
+
+class dtype:
+    """A tensor element type. ``str(framework.float32) == "framework.float32"``; Triton reads
+    the text after the last dot to pick the pointer type."""
+
+    __slots__ = ("name", "code", "itemsize", "is_floating_point", "is_signed", "np", "category",
+                 "rank", "triton_name")
+
+    def __init__(self, name, code, itemsize, category, rank, np_dtype, signed, triton_name):
+        self.name = name
+        self.code = code                # dtype code shared with native/common.h
+        self.itemsize = itemsize
+        self.category = category        # 0 bool, 1 integer, 2 floating
+        self.rank = rank                # order within the category for promotion
+        self.is_floating_point = category == 2
+        self.is_signed = signed
+        self.np = np_dtype              # NumPy dtype used for I/O (bfloat16: uint16 bits)
+        self.triton_name = triton_name
+
+    @property
+    def is_complex(self):
+        return False
+
+    @property
+    def itemsize_bits(self):
+        return self.itemsize * 8
+
+    def to_real(self):
+        return self
+
+    def __repr__(self):
+        return "framework." + self.name
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+bool = dtype("bool", 0, 1, 0, 0, np.dtype(np.bool_), False, "int1")
+uint8 = dtype("uint8", 1, 1, 1, 1, np.dtype(np.uint8), False, "uint8")
+int8 = dtype("int8", 2, 1, 1, 1, np.dtype(np.int8), True, "int8")
+int16 = dtype("int16", 3, 2, 1, 2, np.dtype(np.int16), True, "int16")
+int32 = dtype("int32", 4, 4, 1, 3, np.dtype(np.int32), True, "int32")
+int64 = dtype("int64", 5, 8, 1, 4, np.dtype(np.int64), True, "int64")
+float16 = dtype("float16", 6, 2, 2, 1, np.dtype(np.float16), True, "fp16")
+bfloat16 = dtype("bfloat16", 7, 2, 2, 1, np.dtype(np.uint16), True, "bf16")
+float32 = dtype("float32", 8, 4, 2, 2, np.dtype(np.float32), True, "fp32")
+float64 = dtype("float64", 9, 8, 2, 3, np.dtype(np.float64), True, "fp64")
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+BY_CODE = ALL
+_NAMES = {d.name: d for d in ALL}
+_FROM_NP = {np.dtype(np.bool_): bool, np.dtype(np.uint8): uint8, np.dtype(np.int8): int8,
+            np.dtype(np.int16): int16, np.dtype(np.int32): int32, np.dtype(np.int64): int64,
+            np.dtype(np.float16): float16, np.dtype(np.float32): float32,
+            np.dtype(np.float64): float64}
+
+
+def _by_name(name):
+    return _NAMES[name]
+
+
+def from_numpy_dtype(npd):
+    try:
+        return _FROM_NP[np.dtype(npd)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(npd)}. The only supported types are: "
+            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.") from None
+
+
+_default_float = float32
+
+
+def get_default_dtype():
+    """The dtype of floating tensors made from Python floats (float32 unless changed)."""
+    return _default_float
+
+
+def set_default_dtype(d):
+    """Sets the default floating dtype; only floating dtypes are accepted, as in PyTorch."""
+    global _default_float
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_float = d
+
+
+def _promote(a, b):
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == 2:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a.rank > b.rank else b
+    if a.category == 1:
+        if a is uint8 or b is uint8:
+            other = b if a is uint8 else a
+            return int16 if other is int8 else other
+        return a if a.rank > b.rank else b
+    return a
+
+
+_PROMOTE = {(a, b): _promote(a, b) for a in ALL for b in ALL}
+
+
+def promote_types(type1, type2):
+    """The smallest dtype to which both dtypes can be cast (PyTorch's promotion lattice)."""
+    return _PROMOTE[(type1, type2)]
+
+
+def scalar_category(x):
+    """Category of a Python scalar: 0 bool, 1 int, 2 float."""
+    t = type(x)
+    if t is _builtin_bool:
+        return 0
+    if t is _builtin_int:
+        return 1
+    if t is _builtin_float:
+        return 2
+    if isinstance(x, (np.bool_,)):
+        return 0
+    if isinstance(x, np.integer):
+        return 1
+    if isinstance(x, np.floating):
+        return 2
+    raise TypeError(f"expected a number, got {type(x).__name__}")
+
+
+def default_for_category(cat):
+    return (bool, int64, _default_float)[cat]
+
+
+def result_type_of(dim_dtypes, zerodim_dtypes, scalar_cats):
+    """PyTorch's result type: dimensioned tensors beat 0-d tensors, which beat Python
+    scalars, unless the lower-priority group is of a higher category (bool < int < float)."""
+    state = None
+    for d in dim_dtypes:
+        state = d if state is None else _PROMOTE[(state, d)]
+    zd = None
+    for d in zerodim_dtypes:
+        zd = d if zd is None else _PROMOTE[(zd, d)]
+    if zd is not None:
+        if state is None or zd.category > state.category:
+            state = zd
+    if scalar_cats:
+        cat = max(scalar_cats)
+        if state is None or cat > state.category:
+            state = default_for_category(cat)
+    return state
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an arithmetic op on the two arguments (tensors or numbers) would produce."""
+    from ._tensor import Tensor
+    dims, zeros, cats = [], [], []
+    for t in (tensor1, tensor2):
+        if isinstance(t, Tensor):
+            (dims if t.dim() else zeros).append(t.dtype)
+        else:
+            cats.append(scalar_category(t))
+    return result_type_of(dims, zeros, cats)
+
+
+def can_cast(from_, to):
+    """Whether PyTorch's in-place rules allow casting ``from_`` into ``to`` (no lowering of
+    category: float to int and int to bool are refused)."""
+    return from_.category <= to.category
+
+
+class finfo:
+    """Machine limits of a floating dtype."""
+
+    def __init__(self, type=None):
+        type = type or _default_float
+        if not type.is_floating_point:
+            raise TypeError(f"finfo expects a floating point dtype, got {type}")
+        if type is bfloat16:
+            self.bits, self.eps, self.max, self.tiny = 16, 2.0 ** -7, 3.3895313892515355e38, 2.0 ** -126
+            self.resolution = 0.01
+        else:
+            fi = np.finfo(type.np)
+            self.bits, self.eps, self.max = fi.bits, _builtin_float(fi.eps), _builtin_float(fi.max)
+            self.tiny, self.resolution = _builtin_float(fi.tiny), _builtin_float(fi.resolution)
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+        self.dtype = type.name
+
+
+class iinfo:
+    """Machine limits of an integer dtype."""
+
+    def __init__(self, type):
+        if type.is_floating_point:
+            raise TypeError(f"iinfo expects an integer dtype, got {type}")
+        ii = np.iinfo(type.np) if type is not bool else None
+        self.bits = type.itemsize * 8
+        self.min = _builtin_int(ii.min) if ii else 0
+        self.max = _builtin_int(ii.max) if ii else 1
+        self.dtype = type.name

@@ -1,0 +1,92 @@
+// Strided copy with dtype conversion, and fill.
+#include "common.h"
+
+namespace fw {
+namespace {
+
+template <typename D, typename S>
+inline D cast(S v) {
+  if constexpr (std::is_same<D, bool>::value) {
+    return static_cast<float>(v) != 0.0f || (!is_float_v<S> && v != S(0));
+  } else if constexpr (std::is_same<D, Half>::value || std::is_same<D, BFloat16>::value) {
+    return D(static_cast<float>(static_cast<acc_t<S>>(v)));
+  } else if constexpr (is_float_v<S> && !std::is_floating_point<D>::value) {
+    // float -> int: go through int64 like PyTorch so that e.g. -1.0 -> uint8 wraps to 255
+    return static_cast<D>(static_cast<int64_t>(static_cast<acc_t<S>>(v)));
+  } else {
+    return static_cast<D>(static_cast<acc_t<S>>(v));
+  }
+}
+
+template <typename D, typename S>
+void copy_impl(uintptr_t dst, uintptr_t src, const Shape& shape, const Shape& sd, const Shape& ss) {
+  Nest<2> nest(shape, {&sd, &ss});
+  D* d = ptr<D>(dst);
+  const S* s = ptr<S>(src);
+  const int64_t id = nest.inner_stride(0), is = nest.inner_stride(1);
+  nest.parallel([&](const int64_t* off, int64_t n) {
+    D* dp = d + off[0];
+    const S* sp = s + off[1];
+    if (id == 1 && is == 1) {
+      if constexpr (std::is_same<D, S>::value) {
+        std::memcpy(dp, sp, n * sizeof(D));
+      } else {
+        for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[i]);
+      }
+    } else if (id == 1 && is == 0) {
+      const D v = cast<D>(sp[0]);
+      for (int64_t i = 0; i < n; i++) dp[i] = v;
+    } else {
+      for (int64_t i = 0; i < n; i++) dp[i * id] = cast<D>(sp[i * is]);
+    }
+  });
+}
+
+template <typename T>
+void fill_impl(uintptr_t dst, const Shape& shape, const Shape& sd, T v) {
+  Nest<1> nest(shape, {&sd});
+  T* d = ptr<T>(dst);
+  const int64_t id = nest.inner_stride(0);
+  nest.parallel([&](const int64_t* off, int64_t n) {
+    T* dp = d + off[0];
+    if (id == 1) {
+      for (int64_t i = 0; i < n; i++) dp[i] = v;
+    } else {
+      for (int64_t i = 0; i < n; i++) dp[i * id] = v;
+    }
+  });
+}
+
+}  // namespace
+
+// dst[...] = cast(src[...]) over `shape`; strides in elements, src may broadcast (stride 0).
+void copy(int dt_dst, uintptr_t dst, const Shape& sd, int dt_src, uintptr_t src,
+          const Shape& ss, const Shape& shape) {
+  FW_DISPATCH_ALL(dt_dst, "copy", {
+    using D = scalar_t;
+    FW_DISPATCH_ALL(dt_src, "copy", { copy_impl<D, scalar_t>(dst, src, shape, sd, ss); });
+  });
+}
+
+// Fills a strided region with a value given as double (floats) or int64 (ints and bool).
+void fill(int dt, uintptr_t dst, const Shape& sd, const Shape& shape, double fv, int64_t iv,
+          bool is_float_value) {
+  FW_DISPATCH_ALL(dt, "fill", {
+    scalar_t v;
+    if constexpr (is_float_v<scalar_t>) {
+      v = is_float_value ? scalar_t(fv) : scalar_t((double)iv);
+    } else if constexpr (std::is_same<scalar_t, bool>::value) {
+      v = is_float_value ? fv != 0.0 : iv != 0;
+    } else {
+      v = is_float_value ? (scalar_t)(int64_t)fv : (scalar_t)iv;
+    }
+    fill_impl<scalar_t>(dst, shape, sd, v);
+  });
+}
+
+void register_copy(py::module_& m) {
+  m.def("copy", &copy, "strided copy with dtype conversion");
+  m.def("fill", &fill, "strided fill");
+}
+
+}  // namespace fw

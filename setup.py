@@ -1,0 +1,37 @@
+"""Builds the native CPU library framework._C (C++17, pybind11, OpenBLAS for GEMM/LAPACK).
+
+Metadata lives in pyproject.toml; this file only describes the extension. We use
+setuptools with pybind11's helpers rather than CMake: one extension, no CMake layer, and
+pybind11's ParallelCompile with naive_recompile gives parallel, incremental rebuilds.
+"""
+import glob
+import os
+import platform
+
+import scipy_openblas32
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext, naive_recompile
+from setuptools import setup
+
+ParallelCompile("FRAMEWORK_BUILD_JOBS", default=2, needs_recompile=naive_recompile).install()
+
+flags = ["-O3", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
+# The library is always built on the machine that runs it (editable install), so tune for
+# it; FRAMEWORK_ARCH="" turns this off for portable builds.
+arch = os.environ.get("FRAMEWORK_ARCH", "native" if platform.machine() in ("x86_64", "AMD64") else "")
+if arch:
+    flags.append(f"-march={arch}")
+
+blas_lib = scipy_openblas32.get_lib_dir()
+ext = Pybind11Extension(
+    "framework._C",
+    sorted(glob.glob("native/*.cpp")),
+    include_dirs=["native", scipy_openblas32.get_include_dir()],
+    library_dirs=[blas_lib],
+    libraries=[scipy_openblas32.get_library()],
+    runtime_library_dirs=[blas_lib],
+    extra_compile_args=flags,
+    extra_link_args=["-lpthread"],
+    cxx_std=17,
+)
+
+setup(ext_modules=[ext], cmdclass={"build_ext": build_ext})
