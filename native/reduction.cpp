@@ -96,6 +96,17 @@ struct SumLike {
       for (int64_t j = 0; j < m; j++) acc[j] += f(p[j], 0.0);
     }
   }
+  // four rows (rs apart) at once: a quarter of the loads and stores of acc
+  void rows4(S* acc, const T* p, int64_t rs, int64_t m, int64_t, const double* c) const {
+    const T *p1 = p + rs, *p2 = p + 2 * rs, *p3 = p + 3 * rs;
+    if constexpr (Centered) {
+      for (int64_t j = 0; j < m; j++)
+        acc[j] += (f(p[j], c[j]) + f(p1[j], c[j])) + (f(p2[j], c[j]) + f(p3[j], c[j]));
+    } else {
+      for (int64_t j = 0; j < m; j++)
+        acc[j] += (f(p[j], 0.0) + f(p1[j], 0.0)) + (f(p2[j], 0.0) + f(p3[j], 0.0));
+    }
+  }
 };
 
 template <typename S, typename T, typename F>
@@ -117,6 +128,15 @@ struct Stepper {
   }
   void rows(S* acc, const T* p, int64_t m, int64_t idx, const double*) const {
     for (int64_t j = 0; j < m; j++) acc[j] = self().step(acc[j], p[j], idx, 0.0);
+  }
+  void rows4(S* acc, const T* p, int64_t rs, int64_t m, int64_t idx, const double*) const {
+    const T *p1 = p + rs, *p2 = p + 2 * rs, *p3 = p + 3 * rs;
+    for (int64_t j = 0; j < m; j++) {
+      S s = self().step(acc[j], p[j], idx, 0.0);
+      s = self().step(s, p1[j], idx + 1, 0.0);
+      s = self().step(s, p2[j], idx + 2, 0.0);
+      acc[j] = self().step(s, p3[j], idx + 3, 0.0);
+    }
   }
 };
 
@@ -160,7 +180,7 @@ struct MaxMin : Stepper<MaxMin<T, IsMax, Abs>, T, acc_t<T>> {
   C step(C s, T x, int64_t, double) const { C v = val(x); return better(v, s) ? v : s; }
   C combine(C a, C b) const { return is_nan(a) ? a : (better(b, a) ? b : a); }
   C run(C s, const T* p, int64_t n, int64_t st, int64_t, double) const {
-    constexpr int L = 32;
+    constexpr int L = 256 / sizeof(C);  // four 512-bit registers of lanes
     int64_t i = 0;
     if (st == 1 && n >= L) {
       C m[L];
@@ -170,7 +190,9 @@ struct MaxMin : Stepper<MaxMin<T, IsMax, Abs>, T, acc_t<T>> {
           C v = val(p[i + j]);
           m[j] = better(v, m[j]) ? v : m[j];
         }
-      for (int j = 0; j < L; j++) s = combine(s, m[j]);
+      for (int w = L / 2; w > 0; w /= 2)
+        for (int j = 0; j < w; j++) m[j] = better(m[j + w], m[j]) ? m[j + w] : m[j];
+      s = m[0];
     }
     for (; i < n; i++) s = step(s, p[i * st], 0, 0.0);
     return s;
@@ -201,32 +223,41 @@ struct ArgOp : Stepper<ArgOp<T, IsMax>, T, ValIdx<acc_t<T>>> {
     if (better(a.v, b.v)) return a;
     return a.i <= b.i ? a : b;
   }
-  // Contiguous runs in blocks: the block's best value with vector code, then the index
-  // only when the block improves on the state.
+  // Contiguous runs, in blocks: each block's best value with vector code (NaN if it holds
+  // one); the first index of the best value is searched once, in the block that has it.
   S run(S s, const T* p, int64_t n, int64_t st, int64_t i0, double c) const {
-    if (st != 1) return Stepper<ArgOp, T, S>::run(s, p, n, st, i0, c);
-    constexpr int64_t B = 256;
+    if (st != 1 || n < 64) return Stepper<ArgOp, T, S>::run(s, p, n, st, i0, c);
+    constexpr int64_t B = 2048;
+    const MaxMin<T, IsMax> best_of;
+    C bv = C(0);
+    int64_t bb = -1;  // start of the block holding bv
     for (int64_t b = 0; b < n; b += B) {
       const int64_t m = std::min(B, n - b);
       const T* q = p + b;
-      C best = C(q[0]);
-      bool nan = false;
-      for (int64_t j = 0; j < m; j++) {
-        C v = C(q[j]);
-        best = better(v, best) ? v : best;
-        nan |= is_nan(v);
-      }
-      if (nan) {
+      const C best = best_of.run(C(q[0]), q, m, 1, 0, 0.0);
+      if (is_nan(best)) {
         if (s.i >= 0 && is_nan(s.v)) return s;
-        for (int64_t j = 0; j < m; j++)
-          if (is_nan(C(q[j]))) return S{C(q[j]), i0 + b + j};
+        return S{best, i0 + b + find(q, m, [](C v) { return is_nan(v); })};
       }
-      if (s.i < 0 || better(best, s.v)) {
-        for (int64_t j = 0; j < m; j++)
-          if (C(q[j]) == best) { s = S{best, i0 + b + j}; break; }
-      }
+      if (bb < 0 ? (s.i < 0 || better(best, s.v)) : better(best, bv)) { bv = best; bb = b; }
+    }
+    if (bb >= 0) {
+      const int64_t m = std::min(B, n - bb);
+      s = S{bv, i0 + bb + find(p + bb, m, [bv](C v) { return v == bv; })};
     }
     return s;
+  }
+  // First j < m with pred(q[j]) (there is one), as a min-reduction the compiler vectorizes
+  // (a loop with an early exit would stay scalar).
+  template <typename P>
+  static int64_t find(const T* q, int64_t m, const P& pred) {
+    using I = std::conditional_t<sizeof(C) == 8, int64_t, int32_t>;
+    I first = I(m);
+    for (I j = 0; j < I(m); j++) {
+      const I cand = pred(C(q[j])) ? j : I(m);
+      first = cand < first ? cand : first;
+    }
+    return first;
   }
 };
 
@@ -290,23 +321,27 @@ struct Engine {
     int64_t idx = rb;
     if constexpr (Op::cascade) {
       // float sums: blocks of 64 rows summed apart, then added to the totals
-      S tmp[512];
+      S tmp[1024];
       int pending = 0;
       for (int64_t j = 0; j < m; j++) tmp[j] = S(0);
       g.red.runs(rb, re, [&](const int64_t* off, int64_t n) {
-        for (int64_t i = 0; i < n; i++) {
-          op.rows(tmp, base + off[0] + i * rs, m, idx + i, cent);
-          if (++pending == 64) {
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+          op.rows4(tmp, base + off[0] + i * rs, rs, m, idx + i, cent);
+          if (++pending == 16) {
             for (int64_t j = 0; j < m; j++) { acc[j] += tmp[j]; tmp[j] = S(0); }
             pending = 0;
           }
         }
+        for (; i < n; i++) op.rows(tmp, base + off[0] + i * rs, m, idx + i, cent);
         idx += n;
       });
       for (int64_t j = 0; j < m; j++) acc[j] += tmp[j];
     } else {
       g.red.runs(rb, re, [&](const int64_t* off, int64_t n) {
-        for (int64_t i = 0; i < n; i++) op.rows(acc, base + off[0] + i * rs, m, idx + i, cent);
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4) op.rows4(acc, base + off[0] + i * rs, rs, m, idx + i, cent);
+        for (; i < n; i++) op.rows(acc, base + off[0] + i * rs, m, idx + i, cent);
         idx += n;
       });
     }
@@ -320,7 +355,7 @@ struct Engine {
     int64_t k = 0;
     g.outer.runs(ob, oe, [&](const int64_t* off, int64_t n) {
       if (cols) {
-        constexpr int64_t BLK = 512;
+        constexpr int64_t BLK = 1024;
         for (int64_t j0 = 0; j0 < n; j0 += BLK) {
           const int64_t m = std::min(BLK, n - j0);
           rows_block(st + k + j0, in + off[0] + j0, m, rb, re,
