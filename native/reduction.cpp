@@ -44,24 +44,30 @@ template <typename T> inline bool is_nan(T v) {
 
 // ---- sums: lanes of partial sums, combined pairwise --------------------------------------
 
-// Sum of f(p[i * st]) for i < n (n small): L independent partial sums the compiler keeps in
-// vector registers, reduced as a tree.
+// Sum of f(p[i * st]) for i < n (n <= 2048): L independent partial sums the compiler keeps
+// in vector registers, each summing 8 terms at a time into a second partial sum (so no
+// lane adds more than ~16 terms in a row), reduced as a tree.
 template <typename S, typename T, typename F>
 S lanes_sum(const T* p, int64_t n, int64_t st, const F& f) {
   constexpr int L = sizeof(S) >= 8 ? 16 : 32;
-  S a[L];
-  for (int j = 0; j < L; j++) a[j] = S(0);
+  S hi[L], lo[L];
+  for (int j = 0; j < L; j++) hi[j] = S(0);
   int64_t i = 0;
-  if (st == 1) {
-    for (; i + L <= n; i += L)
-      for (int j = 0; j < L; j++) a[j] += f(p[i + j]);
-  } else {
-    for (; i + L <= n; i += L)
-      for (int j = 0; j < L; j++) a[j] += f(p[(i + j) * st]);
+  while (i + L <= n) {
+    for (int j = 0; j < L; j++) lo[j] = S(0);
+    const int64_t end = std::min(n - L, i + 7 * L);
+    if (st == 1) {
+      for (; i <= end; i += L)
+        for (int j = 0; j < L; j++) lo[j] += f(p[i + j]);
+    } else {
+      for (; i <= end; i += L)
+        for (int j = 0; j < L; j++) lo[j] += f(p[(i + j) * st]);
+    }
+    for (int j = 0; j < L; j++) hi[j] += lo[j];
   }
   for (int w = L / 2; w > 0; w /= 2)
-    for (int j = 0; j < w; j++) a[j] += a[j + w];
-  S r = a[0];
+    for (int j = 0; j < w; j++) hi[j] += hi[j + w];
+  S r = hi[0];
   for (; i < n; i++) r += f(p[i * st]);
   return r;
 }
@@ -320,23 +326,28 @@ struct Engine {
     const int64_t rs = g.red.inner_stride(0);
     int64_t idx = rb;
     if constexpr (Op::cascade) {
-      // float sums: blocks of 64 rows summed apart, then added to the totals
-      S tmp[1024];
-      int pending = 0;
-      for (int64_t j = 0; j < m; j++) tmp[j] = S(0);
+      // float sums cascade: groups of 64 rows summed apart (tmp), 64 groups into mid, then
+      // into the totals, so rounding error grows like 64 + 64 + rows / 4096, not rows
+      S tmp[1024], mid[1024];
+      int pending = 0, groups = 0;
+      for (int64_t j = 0; j < m; j++) tmp[j] = mid[j] = S(0);
       g.red.runs(rb, re, [&](const int64_t* off, int64_t n) {
         int64_t i = 0;
         for (; i + 4 <= n; i += 4) {
           op.rows4(tmp, base + off[0] + i * rs, rs, m, idx + i, cent);
           if (++pending == 16) {
-            for (int64_t j = 0; j < m; j++) { acc[j] += tmp[j]; tmp[j] = S(0); }
+            for (int64_t j = 0; j < m; j++) { mid[j] += tmp[j]; tmp[j] = S(0); }
             pending = 0;
+            if (++groups == 64) {
+              for (int64_t j = 0; j < m; j++) { acc[j] += mid[j]; mid[j] = S(0); }
+              groups = 0;
+            }
           }
         }
         for (; i < n; i++) op.rows(tmp, base + off[0] + i * rs, m, idx + i, cent);
         idx += n;
       });
-      for (int64_t j = 0; j < m; j++) acc[j] += tmp[j];
+      for (int64_t j = 0; j < m; j++) acc[j] += mid[j] + tmp[j];
     } else {
       g.red.runs(rb, re, [&](const int64_t* off, int64_t n) {
         int64_t i = 0;

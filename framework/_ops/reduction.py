@@ -422,7 +422,10 @@ def _all_any(op, input, dim, keepdim, out):
     if out is not None and out.dtype is not rdt:
         raise RuntimeError(f"{op} only supports bool tensor for result, got: "
                            f"{type_name(out.dtype)}")
-    dims = _dim_list(x, dim)
+    if dim is not None and not isinstance(dim, builtins.int) and len(dim) == 0:
+        dims = []              # PyTorch: an explicit empty dim list reduces nothing here
+    else:
+        dims = _dim_list(x, dim)
     shape = _out_shape(x, dims, keepdim)
     res = _target(op, out, shape, rdt, x._storage.device)
     _launch(op, x, dims, keepdim, res)
