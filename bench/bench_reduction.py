@@ -52,11 +52,10 @@ def main():
     print(f"{'case':26s} {'framework':>10s} {'numpy':>10s} {'torch':>10s} {'fw/np':>7s}")
     for name, arr, f_fw, f_np, f_t in cases():
         x = fw.from_numpy(arr)
-        fns = [lambda: f_fw(x), lambda: f_np(arr)]
-        if torch:
-            t = torch.from_numpy(arr)
-            fns.append(lambda: f_t(t))
-        t_fw, t_np, t_t = (median_ms(fns) + [float("nan")])[:3]
+        t_fw, t_np = median_ms([lambda: f_fw(x), lambda: f_np(arr)])
+        # torch runs apart: its idle OpenMP threads spin and would slow the others down
+        t_t = median_ms([lambda: f_t(tt)])[0] if torch and (tt := torch.from_numpy(arr)) \
+            is not None else float("nan")
         print(f"{name:26s} {t_fw:10.3f} {t_np:10.3f} {t_t:10.3f} {t_fw / t_np:7.2f}")
 
 

@@ -93,6 +93,11 @@ struct SumLike {
   S step(S s, T x, int64_t, double c) const { return s + f(x, c); }
   S combine(S a, S b) const { return a + b; }
   S run(S s, const T* p, int64_t n, int64_t st, int64_t, double c) const {
+    if (n < 32) {  // short runs (many small outputs): no lane set-up
+      S r = S(0);
+      for (int64_t i = 0; i < n; i++) r += f(p[i * st], c);
+      return s + r;
+    }
     return s + pairwise_sum<S>(p, n, st, [&](T x) { return f(x, c); });
   }
   void rows(S* acc, const T* p, int64_t m, int64_t, const double* c) const {
@@ -186,22 +191,38 @@ struct MaxMin : Stepper<MaxMin<T, IsMax, Abs>, T, acc_t<T>> {
   C step(C s, T x, int64_t, double) const { C v = val(x); return better(v, s) ? v : s; }
   C combine(C a, C b) const { return is_nan(a) ? a : (better(b, a) ? b : a); }
   C run(C s, const T* p, int64_t n, int64_t st, int64_t, double) const {
-    constexpr int L = 256 / sizeof(C);  // four 512-bit registers of lanes
     int64_t i = 0;
-    if (st == 1 && n >= L) {
-      C m[L];
-      for (int j = 0; j < L; j++) m[j] = s;
-      for (; i + L <= n; i += L)
-        for (int j = 0; j < L; j++) {
-          C v = val(p[i + j]);
-          m[j] = better(v, m[j]) ? v : m[j];
-        }
-      for (int w = L / 2; w > 0; w /= 2)
-        for (int j = 0; j < w; j++) m[j] = better(m[j + w], m[j]) ? m[j + w] : m[j];
-      s = m[0];
+    if (st == 1) {
+      constexpr int L = 256 / sizeof(C);  // four 512-bit registers of lanes
+      if (n >= 2 * L) i = lanes<L>(s, p, n);
     }
-    for (; i < n; i++) s = step(s, p[i * st], 0, 0.0);
+    // the rest without data-dependent branches: plain max/min, NaNs noted on the side
+    bool nan = false;
+    for (; i < n; i++) {
+      const C v = val(p[i * st]);
+      nan |= is_nan(v);
+      s = (IsMax ? v > s : v < s) ? v : s;
+    }
+    if constexpr (std::is_floating_point<C>::value) {
+      if (nan) s = std::numeric_limits<C>::quiet_NaN();
+    }
     return s;
+  }
+  // Folds p[0 .. n rounded down to L) into s with L lanes; returns how many it took.
+  template <int L>
+  int64_t lanes(C& s, const T* p, int64_t n) const {
+    C m[L];
+    for (int j = 0; j < L; j++) m[j] = s;
+    int64_t i = 0;
+    for (; i + L <= n; i += L)
+      for (int j = 0; j < L; j++) {
+        C v = val(p[i + j]);
+        m[j] = better(v, m[j]) ? v : m[j];
+      }
+    for (int w = L / 2; w > 0; w /= 2)
+      for (int j = 0; j < w; j++) m[j] = better(m[j + w], m[j]) ? m[j + w] : m[j];
+    s = m[0];
+    return i;
   }
 };
 
@@ -372,6 +393,14 @@ struct Engine {
           rows_block(st + k + j0, in + off[0] + j0, m, rb, re,
                      centers ? centers + ob + k + j0 : nullptr);
         }
+      } else if (g.red.shape.size() == 1) {
+        // one strided run per output: keep everything in locals for the tight loop
+        const int64_t rs = g.red.inner_stride(0), rn = re - rb;
+        const T* b0 = in + off[0] + rb * rs;
+        S* s0 = st + k;
+        const Op o = op;
+        for (int64_t i = 0; i < n; i++)
+          s0[i] = o.run(s0[i], b0 + i * ois, rn, rs, rb, center(ob + k + i));
       } else {
         for (int64_t i = 0; i < n; i++)
           st[k + i] = reduce_one(st[k + i], in + off[0] + i * ois, rb, re, center(ob + k + i));
