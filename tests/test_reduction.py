@@ -46,8 +46,10 @@ def both(fn, x, *args):
     try:
         ref = fn(torch, to_torch(x), *args)
     except Exception as e:  # noqa: BLE001 - the error itself is compared below
-        with pytest.raises(type(e)):
+        with pytest.raises(type(e)) as info:
             fn(fw, x, *args)
+        if not isinstance(e, TypeError):  # (argument parsing errors are worded apart)
+            assert str(info.value) == str(e).split("\n")[0]
         return
     same(fn(fw, x, *args), ref)
 
@@ -128,8 +130,11 @@ def test_dtype_errors():
     err(RuntimeError, "std and var only support floating point", lambda: XI.bool().std())
     err(RuntimeError, "linalg.vector_norm: Expected a floating point or complex tensor as "
         "input. Got Long", lambda: XI.norm())
-    err(RuntimeError, "Only one of \"unbiased\" or \"correction\" may be given",
+    err(TypeError, "only one of \"unbiased\" or \"correction\" may be given",
         lambda: X.var(0, True, correction=1))
+    err(RuntimeError, "var_mean only support floating point", lambda: fw.var_mean(XI))
+    err(IndexError, "aminmax: Expected reduction dim 0 to have non-zero size.",
+        lambda: fw.aminmax(fw.empty(0, 3), dim=0))
     err(TypeError, "must be Tensor", lambda: fw.sum([1, 2]))
 
 

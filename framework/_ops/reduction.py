@@ -12,6 +12,7 @@ Names such as ``sum`` and ``max`` are PyTorch's; the builtins are reached as ``b
 """
 import builtins
 import math
+import operator
 import warnings
 
 from .. import _dtype, return_types
@@ -45,14 +46,14 @@ def _dim_list(x, dim):
     nd = x.dim()
     if dim is None:
         return list(range(nd))
-    dims = [dim] if isinstance(dim, builtins.int) else list(dim)
+    dims = [dim] if hasattr(dim, "__index__") else list(dim)
     if not dims:
         return list(range(nd))
     seen = set()
     for d in dims:
-        if not isinstance(d, builtins.int):
+        if not hasattr(d, "__index__"):
             raise TypeError(f"dim must be an int or a sequence of ints, not {type(d).__name__}")
-        w = _wrap_dim(d, nd)
+        w = _wrap_dim(operator.index(d), nd)
         if w in seen:
             raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
         seen.add(w)
@@ -198,19 +199,20 @@ def count_nonzero(input, dim=None):
 
 # ---- max and min ----------------------------------------------------------------------
 
-def _nonempty(op, x, dims, specified, error=IndexError):
+def _nonempty(op, x, dims, specified, name=None):
     if not specified and x.numel() == 0:
         raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() "
                            f"== 0. Specify the reduction dim with the 'dim' argument.")
     for d in dims:
         if x._shape[d] == 0:
-            raise error(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(f"{name or op + '()'}: Expected reduction dim {d} to have non-zero "
+                             f"size.")
 
 
 def _amax_like(op, kernel, input, dim, keepdim, out):
     x = _check_input(op, input)
     dims = _dim_list(x, dim)
-    _nonempty(op, x, dims, dim is not None and (isinstance(dim, builtins.int) or len(dim)))
+    _nonempty(op, x, dims, dim is not None and (hasattr(dim, "__index__") or len(dim)))
     shape = _out_shape(x, dims, keepdim)
     if out is not None and out.dtype is not x.dtype:
         raise RuntimeError(f"Expected the dtype for input and out to match, but got "
@@ -240,7 +242,7 @@ def _max_min(op, input, dim, keepdim, out):
         if x.numel() == 0:
             _nonempty(op, x, [], False)
         return _amax_like(op, "amax" if op == "max" else "amin", x, None, False, out)
-    if not isinstance(dim, builtins.int):
+    if not hasattr(dim, "__index__"):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
     dims = _dim_list(x, dim)
     _nonempty(op, x, dims, True)
@@ -279,7 +281,7 @@ def _argmax_like(op, input, dim, keepdim, out):
         dims = list(range(x.dim()))
         shape = (1,) * x.dim() if keepdim else ()
     else:
-        if not isinstance(dim, builtins.int):
+        if not hasattr(dim, "__index__"):
             raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
         dims = _dim_list(x, dim)
         _nonempty(op, x, dims, True)
@@ -307,7 +309,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     if x.numel() == 0 and (dim is None or x.dim() == 0):
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
-    _nonempty("aminmax", x, dims, True)
+    _nonempty("aminmax", x, dims, True, name="aminmax")
     shape = _out_shape(x, dims, keepdim)
     device = x._storage.device
     lo, hi = (None, None) if out is None else out
@@ -324,9 +326,11 @@ def _var_args(op, input, dim, unbiased, correction):
     if isinstance(dim, builtins.bool):          # var(x, False): the unbiased overload
         dim, unbiased = None, dim
     if not x.dtype.is_floating_point:
-        raise RuntimeError("std and var only support floating point and complex dtypes")
+        name = op if op.endswith("_mean") else "std and var"
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
     if unbiased is not None and correction is not None:
-        raise RuntimeError(f"{op}(): Only one of \"unbiased\" or \"correction\" may be given")
+        raise TypeError(f"{op}() received an invalid combination of arguments: only one of "
+                        f"\"unbiased\" or \"correction\" may be given")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     return x, _dim_list(x, dim), builtins.float(correction)
@@ -422,7 +426,7 @@ def _all_any(op, input, dim, keepdim, out):
     if out is not None and out.dtype is not rdt:
         raise RuntimeError(f"{op} only supports bool tensor for result, got: "
                            f"{type_name(out.dtype)}")
-    if dim is not None and not isinstance(dim, builtins.int) and len(dim) == 0:
+    if dim is not None and not hasattr(dim, "__index__") and len(dim) == 0:
         dims = []              # PyTorch: an explicit empty dim list reduces nothing here
     else:
         dims = _dim_list(x, dim)
