@@ -199,12 +199,16 @@ def count_nonzero(input, dim=None):
 
 # ---- max and min ----------------------------------------------------------------------
 
-def _nonempty(op, x, dims, specified, name=None):
+def _nonempty(op, x, dim, specified, name=None):
+    """Ops without an identity (max, argmax, ...) refuse empty reductions; the message names
+    the dim as the user wrote it."""
     if not specified and x.numel() == 0:
         raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() "
                            f"== 0. Specify the reduction dim with the 'dim' argument.")
-    for d in dims:
-        if x._shape[d] == 0:
+    if dim is None or not x.dim():
+        return
+    for d in ([dim] if hasattr(dim, "__index__") else dim):
+        if x._shape[_wrap_dim(operator.index(d), x.dim())] == 0:
             raise IndexError(f"{name or op + '()'}: Expected reduction dim {d} to have non-zero "
                              f"size.")
 
@@ -212,7 +216,7 @@ def _nonempty(op, x, dims, specified, name=None):
 def _amax_like(op, kernel, input, dim, keepdim, out):
     x = _check_input(op, input)
     dims = _dim_list(x, dim)
-    _nonempty(op, x, dims, dim is not None and (hasattr(dim, "__index__") or len(dim)))
+    _nonempty(op, x, dim, dim is not None and (hasattr(dim, "__index__") or len(dim)))
     shape = _out_shape(x, dims, keepdim)
     if out is not None and out.dtype is not x.dtype:
         raise RuntimeError(f"Expected the dtype for input and out to match, but got "
@@ -240,12 +244,12 @@ def _max_min(op, input, dim, keepdim, out):
         return binary("min", "minimum", x, dim, out, "default")
     if dim is None:
         if x.numel() == 0:
-            _nonempty(op, x, [], False)
+            _nonempty(op, x, None, False)
         return _amax_like(op, "amax" if op == "max" else "amin", x, None, False, out)
     if not hasattr(dim, "__index__"):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
     dims = _dim_list(x, dim)
-    _nonempty(op, x, dims, True)
+    _nonempty(op, x, dim, True)
     shape = _out_shape(x, dims, keepdim)
     device = x._storage.device
     values, indices = (None, None) if out is None else out
@@ -284,7 +288,7 @@ def _argmax_like(op, input, dim, keepdim, out):
         if not hasattr(dim, "__index__"):
             raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
         dims = _dim_list(x, dim)
-        _nonempty(op, x, dims, True)
+        _nonempty(op, x, dim, True)
         shape = _out_shape(x, dims, keepdim)
     res = _target(op, out, shape, _int64, x._storage.device, exact=True)
     _launch(op, x, dims, keepdim, None, res, logical=True)
@@ -309,7 +313,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     if x.numel() == 0 and (dim is None or x.dim() == 0):
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
-    _nonempty("aminmax", x, dims, True, name="aminmax")
+    _nonempty("aminmax", x, dim, True, name="aminmax")
     shape = _out_shape(x, dims, keepdim)
     device = x._storage.device
     lo, hi = (None, None) if out is None else out
