@@ -199,24 +199,26 @@ def count_nonzero(input, dim=None):
 
 # ---- max and min ----------------------------------------------------------------------
 
-def _nonempty(op, x, dim, specified, name=None):
+def _nonempty(op, x, dim, specified, name=None, as_given=False):
     """Ops without an identity (max, argmax, ...) refuse empty reductions; the message names
-    the dim as the user wrote it."""
+    the dim wrapped, or as the user wrote it (amax/amin, like PyTorch)."""
     if not specified and x.numel() == 0:
         raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() "
                            f"== 0. Specify the reduction dim with the 'dim' argument.")
     if dim is None or not x.dim():
         return
     for d in ([dim] if hasattr(dim, "__index__") else dim):
-        if x._shape[_wrap_dim(operator.index(d), x.dim())] == 0:
-            raise IndexError(f"{name or op + '()'}: Expected reduction dim {d} to have non-zero "
-                             f"size.")
+        w = _wrap_dim(operator.index(d), x.dim())
+        if x._shape[w] == 0:
+            raise IndexError(f"{name or op + '()'}: Expected reduction dim {d if as_given else w} "
+                             f"to have non-zero size.")
 
 
 def _amax_like(op, kernel, input, dim, keepdim, out):
     x = _check_input(op, input)
     dims = _dim_list(x, dim)
-    _nonempty(op, x, dim, dim is not None and (hasattr(dim, "__index__") or len(dim)))
+    _nonempty(op, x, dim, dim is not None and (hasattr(dim, "__index__") or len(dim)),
+              as_given=op in ("amax", "amin"))
     shape = _out_shape(x, dims, keepdim)
     if out is not None and out.dtype is not x.dtype:
         raise RuntimeError(f"Expected the dtype for input and out to match, but got "
