@@ -41,7 +41,8 @@ def cases():
     yield "mean dim1 4096x1024", m, lambda x: x.mean(1), lambda a: a.mean(1), lambda t: t.mean(1)
     yield ("sum dim1 of transpose", m, lambda x: x.T.sum(1), lambda a: a.T.sum(1),
            lambda t: t.T.sum(1))
-    yield "var dim1 4096x1024", m, lambda x: x.var(1), lambda a: a.var(1, ddof=1), lambda t: t.var(1)
+    yield ("var dim1 4096x1024", m, lambda x: x.var(1), lambda a: a.var(1, ddof=1),
+           lambda t: t.var(1))
     yield "max dim0 4096x1024", m, lambda x: x.max(0), lambda a: (a.max(0), a.argmax(0)), \
         lambda t: t.max(0)
 

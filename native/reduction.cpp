@@ -87,7 +87,7 @@ template <typename T_, typename S_, typename F, bool Centered = false>
 struct SumLike {
   using T = T_;
   using S = S_;
-  static constexpr bool centered = Centered, cascade = is_float_v<S_>, arg = false;
+  static constexpr bool cascade = is_float_v<S_>;  // see Engine::rows_block
   F f;
   S init() const { return S(0); }
   S step(S s, T x, int64_t, double c) const { return s + f(x, c); }
@@ -131,7 +131,7 @@ template <typename Derived, typename T_, typename S_>
 struct Stepper {
   using T = T_;
   using S = S_;
-  static constexpr bool centered = false, cascade = false, arg = false;
+  static constexpr bool cascade = false;
   const Derived& self() const { return static_cast<const Derived&>(*this); }
   S run(S s, const T* p, int64_t n, int64_t st, int64_t i0, double c) const {
     for (int64_t i = 0; i < n; i++) s = self().step(s, p[i * st], i0 + i, c);
@@ -233,7 +233,6 @@ template <typename T, bool IsMax>
 struct ArgOp : Stepper<ArgOp<T, IsMax>, T, ValIdx<acc_t<T>>> {
   using C = acc_t<T>;
   using S = ValIdx<C>;
-  static constexpr bool arg = true;
   static bool better(C v, C s) { return IsMax ? v > s : v < s; }
   S init() const { return S{C(0), -1}; }
   S step(S s, T x, int64_t idx, double) const {
@@ -414,7 +413,8 @@ struct Engine {
     const int64_t s1 = g.outer.inner_stride(1), s2 = g.outer.inner_stride(2);
     int64_t k = 0;
     g.outer.runs(ob, oe, [&](const int64_t* off, int64_t n) {
-      for (int64_t i = 0; i < n; i++) write(st[k + i], off[1] + i * s1, off[2] + i * s2, ob + k + i);
+      for (int64_t i = 0; i < n; i++)
+        write(st[k + i], off[1] + i * s1, off[2] + i * s2, ob + k + i);
       k += n;
     });
   }
