@@ -1,8 +1,348 @@
-// random kernels of the CPU backend.
+// Counter-based random numbers: Philox 4x32-10, bit-identical to framework/kernels/random.py.
+//
+// Element i of a call with (seed, offset) is computed from the four 32-bit words
+// philox(key = seed, counter = offset + i), exactly as Triton's `tl.randint4x(seed, offset + i)`
+// computes them; element i never depends on another element, so any chunking (threads here,
+// program blocks on the GPU) gives the same numbers. How words become values, per dtype:
+//   uniform [0,1): float32: Triton's `tl.rand` (word 0 folded to 31 bits, times 2^-31-ish);
+//                  float16: (w0 >> 21) * 2^-11; bfloat16: (w0 >> 24) * 2^-8 (exact, < 1);
+//                  float64: u53(w0, w1) = ((w0 << 32 | w1) >> 11) * 2^-53.
+//   normal:        Box-Muller in float64 on u53(w0, w1), u53(w2, w3), cosine branch, then
+//                  rounded to the dtype. (`tl.randn` computes in float32 with the device's
+//                  log/cos, whose last bits differ between libm, NumPy and libdevice; float64
+//                  followed by rounding makes float32/16 results agree everywhere.)
+//   integers:      low + (w0 % range) if range <= 2^32, else low + ((w0 << 32 | w1) % range).
+//   bernoulli:     u53(w0, w1) < p.
+// Products and sums that a compiler could fuse are written as explicit fma on both sides.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
 #include "common.h"
 
 namespace fw {
+namespace {
 
-void register_random(py::module_& m) {}
+struct Words {
+  uint32_t w0, w1, w2, w3;
+};
+
+// Philox 4x32 with 10 rounds, key (seed_lo, seed_hi), counter (ctr_lo, ctr_hi, 0, 0): the
+// round function of triton/language/random.py (philox_impl).
+inline Words philox(uint64_t seed, uint64_t ctr) {
+  uint32_t c0 = (uint32_t)ctr, c1 = (uint32_t)(ctr >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+  for (int r = 0; r < 10; r++) {
+    const uint64_t pa = (uint64_t)0xD2511F53u * c0;
+    const uint64_t pb = (uint64_t)0xCD9E8D57u * c2;
+    const uint32_t n0 = (uint32_t)(pb >> 32) ^ c1 ^ k0;
+    const uint32_t n2 = (uint32_t)(pa >> 32) ^ c3 ^ k1;
+    c1 = (uint32_t)pb;
+    c3 = (uint32_t)pa;
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return {c0, c1, c2, c3};
+}
+
+// Triton's uint_to_uniform_float for 32-bit words: fold the sign away, scale below 1.
+inline float uniform_f32(uint32_t w) {
+  int32_t x = (int32_t)w;
+  if (x < 0) x = ~x;
+  return (float)x * 4.6566127342e-10f;
+}
+
+inline uint64_t bits64(uint32_t hi, uint32_t lo) { return ((uint64_t)hi << 32) | lo; }
+
+inline double u53(uint32_t hi, uint32_t lo) {
+  return (double)(bits64(hi, lo) >> 11) * 0x1p-53;
+}
+
+// The dtype's own uniform in [0, 1), as double (exact).
+template <typename T>
+inline double uniform_of(const Words& w) {
+  if constexpr (std::is_same<T, float>::value) return uniform_f32(w.w0);
+  else if constexpr (std::is_same<T, Half>::value) return (double)(w.w0 >> 21) * 0x1p-11;
+  else if constexpr (std::is_same<T, BFloat16>::value) return (double)(w.w0 >> 24) * 0x1p-8;
+  else return u53(w.w0, w.w1);
+}
+
+inline double normal_of(const Words& w) {
+  const double r = std::sqrt(-2.0 * std::log(1.0 - u53(w.w0, w.w1)));
+  return r * std::cos(6.283185307179586 * u53(w.w2, w.w3));
+}
+
+// Rounds a double to T like the Triton kernels do (float64 -> float32 -> 16-bit float).
+template <typename T>
+inline T from_double(double v) {
+  if constexpr (std::is_same<T, double>::value) return v;
+  else if constexpr (is_float_v<T>) return T((float)v);
+  else if constexpr (std::is_same<T, bool>::value) return v != 0.0;
+  else {
+    // integer outputs (geometric_): saturate to the int64 range first
+    return (T)(int64_t)std::min(std::max(v, -9223372036854775808.0), 9223372036854774784.0);
+  }
+}
+
+enum Kind { UNIFORM = 0, NORMAL = 1, EXPONENTIAL = 2, CAUCHY = 3, LOG_NORMAL = 4, GEOMETRIC = 5 };
+
+// The value of one element for a distribution kind with parameters (a, b):
+//   UNIFORM     a + u * b             (low, high - low)
+//   NORMAL      a + n * b             (mean, std)
+//   EXPONENTIAL -log(1 - u53) * b     (b = 1 / lambda)
+//   CAUCHY      a + tan(pi (u53 - 1/2)) * b   (median, sigma)
+//   LOG_NORMAL  exp(a + n * b)        (mean, std of the log)
+//   GEOMETRIC   ceil(log(v) * b), v = odd 53-bit fraction in (0,1), b = 1 / log1p(-p)
+template <int K, typename T>
+inline T value_of(const Words& w, double a, double b) {
+  if constexpr (K == UNIFORM) {
+    return from_double<T>(std::fma(uniform_of<T>(w), b, a));
+  } else if constexpr (K == NORMAL) {
+    return from_double<T>(std::fma(normal_of(w), b, a));
+  } else if constexpr (K == EXPONENTIAL) {
+    return from_double<T>((0.0 - std::log(1.0 - u53(w.w0, w.w1))) * b);
+  } else if constexpr (K == CAUCHY) {
+    const double x = 3.141592653589793 * (u53(w.w0, w.w1) - 0.5);
+    return from_double<T>(std::fma(std::sin(x) / std::cos(x), b, a));  // tan, as on the GPU
+  } else if constexpr (K == LOG_NORMAL) {
+    return from_double<T>(std::exp(std::fma(normal_of(w), b, a)));
+  } else {
+    const uint64_t k = bits64(w.w0, w.w1) >> 12;
+    const double v = (double)(2 * k + 1) * 0x1p-53;
+    return from_double<T>(std::max(1.0, std::ceil(std::log(v) * b)));
+  }
+}
+
+constexpr int64_t kGrain = 16384;
+
+// Calls f(i, off) for every element of a strided view, i the row-major (logical) index and
+// off the element offset, in parallel chunks.
+template <typename F>
+void for_each_element(const Shape& shape, const Shape& strides, F&& f) {
+  Nest<1> nest(shape, {&strides});
+  if (nest.numel == 0) return;
+  const int64_t is = nest.inner_stride(0);
+  parallel_for(0, nest.numel, kGrain, [&](int64_t b, int64_t e) {
+    int64_t i = b;
+    nest.runs(b, e, [&](const int64_t* off, int64_t n) {
+      if (is == 1) {
+        for (int64_t k = 0; k < n; k++) f(i + k, off[0] + k);
+      } else {
+        for (int64_t k = 0; k < n; k++) f(i + k, off[0] + k * is);
+      }
+      i += n;
+    });
+  });
+}
+
+template <int K, typename T>
+void fill_dist(uintptr_t out, const Shape& shape, const Shape& strides, uint64_t seed,
+               uint64_t offset, double a, double b) {
+  T* o = ptr<T>(out);
+  for_each_element(shape, strides, [&](int64_t i, int64_t off) {
+    o[off] = value_of<K, T>(philox(seed, offset + (uint64_t)i), a, b);
+  });
+}
+
+template <typename T>
+void fill_kind(int kind, uintptr_t out, const Shape& shape, const Shape& strides, uint64_t seed,
+               uint64_t offset, double a, double b) {
+  switch (kind) {
+    case UNIFORM: return fill_dist<UNIFORM, T>(out, shape, strides, seed, offset, a, b);
+    case NORMAL: return fill_dist<NORMAL, T>(out, shape, strides, seed, offset, a, b);
+    case EXPONENTIAL: return fill_dist<EXPONENTIAL, T>(out, shape, strides, seed, offset, a, b);
+    case CAUCHY: return fill_dist<CAUCHY, T>(out, shape, strides, seed, offset, a, b);
+    case LOG_NORMAL: return fill_dist<LOG_NORMAL, T>(out, shape, strides, seed, offset, a, b);
+    case GEOMETRIC: return fill_dist<GEOMETRIC, T>(out, shape, strides, seed, offset, a, b);
+    default: fail("random_fill: unknown distribution kind " + std::to_string(kind));
+  }
+}
+
+// Fills a strided view with a distribution (see value_of); counters offset .. offset+numel-1.
+void random_fill(int dt, uintptr_t out, const Shape& shape, const Shape& strides, uint64_t seed,
+                 uint64_t offset, int kind, double a, double b) {
+  if (kind == GEOMETRIC) {
+    FW_DISPATCH_ALL(dt, "geometric", {
+      fill_dist<GEOMETRIC, scalar_t>(out, shape, strides, seed, offset, a, b);
+    });
+    return;
+  }
+  FW_DISPATCH_FLOAT(dt, "random", { fill_kind<scalar_t>(kind, out, shape, strides, seed, offset, a, b); });
+}
+
+// Uniform integers in [low, low + range); range == 0 means 2^64 (every int64).
+void random_int(int dt, uintptr_t out, const Shape& shape, const Shape& strides, uint64_t seed,
+                uint64_t offset, int64_t low, uint64_t range) {
+  FW_DISPATCH_ALL(dt, "random", {
+    scalar_t* o = ptr<scalar_t>(out);
+    const bool small = range != 0 && range <= ((uint64_t)1 << 32);
+    for_each_element(shape, strides, [&](int64_t i, int64_t off) {
+      const Words w = philox(seed, offset + (uint64_t)i);
+      uint64_t r;
+      if (small) r = (uint64_t)w.w0 % range;
+      else r = range == 0 ? bits64(w.w0, w.w1) : bits64(w.w0, w.w1) % range;
+      const int64_t v = (int64_t)((uint64_t)low + r);
+      if constexpr (std::is_same<scalar_t, bool>::value) o[off] = v != 0;
+      else if constexpr (is_float_v<scalar_t>) o[off] = from_double<scalar_t>((double)v);
+      else o[off] = (scalar_t)v;
+    });
+  });
+}
+
+// out = u53 < p, p a scalar.
+void bernoulli_scalar(int dt, uintptr_t out, const Shape& shape, const Shape& strides,
+                      uint64_t seed, uint64_t offset, double p) {
+  FW_DISPATCH_ALL(dt, "bernoulli", {
+    scalar_t* o = ptr<scalar_t>(out);
+    for_each_element(shape, strides, [&](int64_t i, int64_t off) {
+      const Words w = philox(seed, offset + (uint64_t)i);
+      o[off] = (scalar_t)(u53(w.w0, w.w1) < p ? 1 : 0);
+    });
+  });
+}
+
+// out = u53 < p[...], p a float tensor view broadcast to out's shape (strides in elements).
+void bernoulli_tensor(int dt, uintptr_t out, const Shape& shape, const Shape& strides, int pdt,
+                      uintptr_t p, const Shape& pstrides, uint64_t seed, uint64_t offset) {
+  FW_DISPATCH_ALL(dt, "bernoulli", {
+    using O = scalar_t;
+    O* o = ptr<O>(out);
+    FW_DISPATCH_FLOAT(pdt, "bernoulli", {
+      const scalar_t* pp = ptr<scalar_t>(p);
+      Nest<2> nest(shape, {&strides, &pstrides});
+      if (nest.numel == 0) return;
+      const int64_t is = nest.inner_stride(0), ps = nest.inner_stride(1);
+      parallel_for(0, nest.numel, kGrain, [&](int64_t b, int64_t e) {
+        int64_t i = b;
+        nest.runs(b, e, [&](const int64_t* off, int64_t n) {
+          for (int64_t k = 0; k < n; k++) {
+            const Words w = philox(seed, offset + (uint64_t)(i + k));
+            const double pv = (double)(acc_t<scalar_t>)pp[off[1] + k * ps];
+            o[off[0] + k * is] = (O)(u53(w.w0, w.w1) < pv ? 1 : 0);
+          }
+          i += n;
+        });
+      });
+    });
+  });
+}
+
+// A random permutation of 0..n-1 into a contiguous buffer: indices sorted by the 64-bit key
+// of counter offset + i (ties, about n^2 / 2^65 likely, by index). Uses n counters.
+void randperm(int dt, uintptr_t out, int64_t n, uint64_t seed, uint64_t offset) {
+  if (n < 0) fail("randperm: n must be non-negative, got " + std::to_string(n));
+  std::vector<std::pair<uint64_t, int64_t>> keys(n);
+  parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; i++) {
+      const Words w = philox(seed, offset + (uint64_t)i);
+      keys[i] = {bits64(w.w0, w.w1), i};
+    }
+  });
+  std::sort(keys.begin(), keys.end());
+  FW_DISPATCH_ALL(dt, "randperm", {
+    scalar_t* o = ptr<scalar_t>(out);
+    for (int64_t i = 0; i < n; i++) {
+      if constexpr (is_float_v<scalar_t>) o[i] = from_double<scalar_t>((double)keys[i].second);
+      else o[i] = (scalar_t)keys[i].second;
+    }
+  });
+}
+
+// Samples n_samples category indices per row of a (rows, cats) probability view into a
+// contiguous int64 (rows, n_samples) buffer.
+//   With replacement: sample s of row r uses counter offset + r*n_samples + s and picks the
+//   first category whose running sum exceeds u53 * total.
+//   Without: category j of row r uses counter offset + r*cats + j and gets the key
+//   -log(1 - u53) / p_j (an exponential race); the n_samples smallest keys, in order.
+void multinomial(int pdt, uintptr_t probs, int64_t rows, int64_t cats, int64_t rs, int64_t cs,
+                 int64_t n_samples, bool replacement, uintptr_t out, uint64_t seed,
+                 uint64_t offset) {
+  std::vector<double> p((size_t)(rows * cats));
+  FW_DISPATCH_FLOAT(pdt, "multinomial", {
+    const scalar_t* pp = ptr<scalar_t>(probs);
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t j = 0; j < cats; j++)
+        p[r * cats + j] = (double)(acc_t<scalar_t>)pp[r * rs + j * cs];
+  });
+  for (int64_t r = 0; r < rows; r++) {
+    double total = 0;
+    int64_t nonzero = 0;
+    for (int64_t j = 0; j < cats; j++) {
+      const double v = p[r * cats + j];
+      if (!(v >= 0) || std::isinf(v))
+        fail("probability tensor contains either `inf`, `nan` or element < 0");
+      total += v;
+      nonzero += v > 0;
+    }
+    if (!(total > 0)) fail("invalid multinomial distribution (sum of probabilities <= 0)");
+    if (!replacement && nonzero < n_samples)
+      fail("invalid multinomial distribution (with replacement=False, not enough non-negative "
+           "category to sample)");
+  }
+  int64_t* o = ptr<int64_t>(out);
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, cats));
+  parallel_for(0, rows, grain, [&](int64_t rb, int64_t re) {
+    std::vector<double> cdf(cats);
+    std::vector<std::pair<double, int64_t>> keys(cats);
+    for (int64_t r = rb; r < re; r++) {
+      const double* pr = p.data() + r * cats;
+      int64_t* orow = o + r * n_samples;
+      if (replacement) {
+        double acc = 0;
+        int64_t last = 0;
+        for (int64_t j = 0; j < cats; j++) {
+          acc += pr[j];
+          cdf[j] = acc;
+          if (pr[j] > 0) last = j;
+        }
+        for (int64_t s = 0; s < n_samples; s++) {
+          const Words w = philox(seed, offset + (uint64_t)(r * n_samples + s));
+          const double target = u53(w.w0, w.w1) * acc;
+          const int64_t j = std::upper_bound(cdf.begin(), cdf.end(), target) - cdf.begin();
+          orow[s] = std::min(j, last);
+        }
+      } else {
+        for (int64_t j = 0; j < cats; j++) {
+          const Words w = philox(seed, offset + (uint64_t)(r * cats + j));
+          const double e = 0.0 - std::log(1.0 - u53(w.w0, w.w1));
+          keys[j] = {pr[j] > 0 ? e / pr[j] : std::numeric_limits<double>::infinity(), j};
+        }
+        std::partial_sort(keys.begin(), keys.begin() + n_samples, keys.end());
+        for (int64_t s = 0; s < n_samples; s++) orow[s] = keys[s].second;
+      }
+    }
+  });
+}
+
+// The raw Philox words of counters offset .. offset+n-1, (n, 4) uint32, for tests.
+void philox_words(uintptr_t out, int64_t n, uint64_t seed, uint64_t offset) {
+  uint32_t* o = ptr<uint32_t>(out);
+  parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; i++) {
+      const Words w = philox(seed, offset + (uint64_t)i);
+      o[4 * i] = w.w0;
+      o[4 * i + 1] = w.w1;
+      o[4 * i + 2] = w.w2;
+      o[4 * i + 3] = w.w3;
+    }
+  });
+}
+
+}  // namespace
+
+void register_random(py::module_& m) {
+  m.def("random_fill", &random_fill,
+        "fill a float view with a distribution: kind 0 uniform(a + u*b), 1 normal(a + n*b), "
+        "2 exponential(b = 1/lambda), 3 cauchy(a, b), 4 log_normal(a, b), "
+        "5 geometric(b = 1/log1p(-p), any dtype)");
+  m.def("random_int", &random_int, "uniform integers in [low, low + range); range 0 = 2^64");
+  m.def("bernoulli_scalar", &bernoulli_scalar, "out = uniform < p");
+  m.def("bernoulli_tensor", &bernoulli_tensor, "out = uniform < p[...]");
+  m.def("randperm", &randperm, "random permutation of 0..n-1");
+  m.def("multinomial", &multinomial, "multinomial sampling, with or without replacement");
+  m.def("philox_words", &philox_words, "raw Philox 4x32-10 words, (n, 4) uint32");
+}
 
 }  // namespace fw

@@ -1,0 +1,200 @@
+"""Random number kernels (Triton): Philox 4x32-10, bit-identical to native/random.cpp.
+
+Element i of a launch with (seed, offset) is computed from the four 32-bit words of
+``tl.randint4x(seed, offset + i)`` (Philox 4x32-10, key = seed, counter = offset + i), so
+every element is independent of the block layout, and the CPU kernels reproduce it
+exactly. How the words become values (the same formulas as native/random.cpp):
+
+- uniform [0, 1): float32 is ``tl.rand(seed, offset + i)``; float16 is ``(w0 >> 21) * 2**-11``
+  and bfloat16 ``(w0 >> 24) * 2**-8`` (exact and below 1 after rounding); float64 is
+  ``u53(w0, w1) = ((w0 << 32 | w1) >> 11) * 2**-53``.
+- normal: Box-Muller in float64, ``sqrt(-2 log(1 - u53(w0, w1))) * cos(2 pi u53(w2, w3))``,
+  then rounded to the dtype (float64 -> float32 -> 16-bit). ``tl.randn`` itself computes in
+  float32 with the device's log/cos and approximate sqrt, whose last bits differ between
+  the GPU, NumPy (the interpreter) and C's libm, so it cannot be reproduced on the CPU.
+- integers in [low, low + range): ``w0 % range`` if range <= 2**32, else the 64-bit word
+  ``(w0 << 32 | w1) % range``; range 0 stands for 2**64.
+- bernoulli: ``u53(w0, w1) < p``.
+
+Sums of products are written as explicit ``tl.fma`` (as ``std::fma`` in C++), so neither
+compiler's contraction choices change a bit. Kernels write a contiguous output of ``n``
+elements; strided outputs are the launcher's caller's business.
+"""
+import triton
+import triton.language as tl
+
+# Distribution kinds of random_fill (same numbers as native/random.cpp).
+UNIFORM, NORMAL, EXPONENTIAL, CAUCHY, LOG_NORMAL, GEOMETRIC = 0, 1, 2, 3, 4, 5
+
+BLOCK = 1024
+
+
+@triton.jit
+def _counters(offset, n, BLOCK: tl.constexpr):
+    """Element indices of this program and their Philox counters (uint64)."""
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    ctr = offset.to(tl.uint64) + idx.to(tl.uint64)
+    return idx, ctr, idx < n
+
+
+@triton.jit
+def _u53(hi, lo):
+    """A float64 in [0, 1) from the top 53 bits of the 64-bit word hi:lo."""
+    bits = (hi.to(tl.uint64) << 32) | lo.to(tl.uint64)
+    return (bits >> 11).to(tl.float64) * 1.1102230246251565e-16
+
+
+@triton.jit
+def _uniform(w0, w1, DTYPE: tl.constexpr):
+    """The uniform [0, 1) of an output dtype, as float64 (exact)."""
+    if DTYPE == tl.float32:
+        u = tl.random.uint_to_uniform_float(w0).to(tl.float64)
+    elif DTYPE == tl.float16:
+        u = (w0 >> 21).to(tl.float64) * 0.00048828125
+    elif DTYPE == tl.bfloat16:
+        u = (w0 >> 24).to(tl.float64) * 0.00390625
+    else:
+        u = _u53(w0, w1)
+    return u
+
+
+@triton.jit
+def _normal(w0, w1, w2, w3):
+    """Standard normal (Box-Muller, cosine branch) in float64."""
+    r = tl.sqrt(-2.0 * tl.log(1.0 - _u53(w0, w1)))
+    return r * tl.cos(6.283185307179586 * _u53(w2, w3))
+
+
+@triton.jit
+def _to_bf16(x):
+    """float32 -> bfloat16, round to nearest even, with integer ops: the interpreter's own
+    cast truncates, and this is what native/common.h does (no NaNs reach it here)."""
+    bits = x.to(tl.uint32, bitcast=True)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return bits.to(tl.uint16).to(tl.bfloat16, bitcast=True)
+
+
+@triton.jit
+def _store(ptr, v, mask):
+    """Stores float64 values rounded like native/random.cpp (from_double)."""
+    ty = ptr.dtype.element_ty
+    if ty == tl.float64:
+        tl.store(ptr, v, mask=mask)
+    elif ty == tl.float32:
+        tl.store(ptr, v.to(tl.float32), mask=mask)
+    elif ty == tl.float16:
+        tl.store(ptr, v.to(tl.float32).to(tl.float16), mask=mask)
+    elif ty == tl.bfloat16:
+        tl.store(ptr, _to_bf16(v.to(tl.float32)), mask=mask)
+    elif ty == tl.int1:
+        tl.store(ptr, v != 0.0, mask=mask)
+    else:
+        c = tl.minimum(tl.maximum(v, -9223372036854775808.0), 9223372036854774784.0)
+        tl.store(ptr, c.to(tl.int64).to(ty), mask=mask)
+
+
+@triton.jit
+def _random_fill_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, a: tl.float64,
+                        b: tl.float64, KIND: tl.constexpr, BLOCK: tl.constexpr):
+    """Each program fills BLOCK elements of out with the distribution KIND(a, b)."""
+    idx, ctr, mask = _counters(offset, n, BLOCK)
+    w0, w1, w2, w3 = tl.randint4x(seed, ctr)
+    if KIND == 0:  # uniform: a + u * b
+        v = tl.fma(_uniform(w0, w1, out_ptr.dtype.element_ty), b, a)
+    elif KIND == 1:  # normal: a + n * b
+        v = tl.fma(_normal(w0, w1, w2, w3), b, a)
+    elif KIND == 2:  # exponential: -log(1 - u) * b, b = 1 / lambda
+        v = (0.0 - tl.log(1.0 - _u53(w0, w1))) * b
+    elif KIND == 3:  # cauchy: a + tan(pi (u - 1/2)) * b
+        x = 3.141592653589793 * (_u53(w0, w1) - 0.5)
+        v = tl.fma(tl.sin(x) / tl.cos(x), b, a)
+    elif KIND == 4:  # log-normal: exp(a + n * b)
+        v = tl.exp(tl.fma(_normal(w0, w1, w2, w3), b, a))
+    else:  # geometric: ceil(log(v) * b), v an odd 53-bit fraction in (0, 1), b = 1/log1p(-p)
+        k = ((w0.to(tl.uint64) << 32) | w1.to(tl.uint64)) >> 12
+        f = (2 * k + 1).to(tl.float64) * 1.1102230246251565e-16
+        v = tl.maximum(tl.ceil(tl.log(f) * b), 1.0)
+    _store(out_ptr + idx, v, mask)
+
+
+@triton.jit
+def _random_int_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, low: tl.int64,
+                       rng: tl.uint64, SMALL: tl.constexpr, FULL: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    """Each program fills BLOCK elements with integers in [low, low + rng) (FULL: rng = 2^64)."""
+    idx, ctr, mask = _counters(offset, n, BLOCK)
+    w0, w1, _, _ = tl.randint4x(seed, ctr)
+    if SMALL:
+        r = (w0.to(tl.uint64) % rng.to(tl.uint64))
+    else:
+        r = (w0.to(tl.uint64) << 32) | w1.to(tl.uint64)
+        if not FULL:
+            r = r % rng.to(tl.uint64)
+    v = (low.to(tl.int64).to(tl.uint64, bitcast=True) + r).to(tl.int64, bitcast=True)
+    ty = out_ptr.dtype.element_ty
+    if ty == tl.int1:
+        tl.store(out_ptr + idx, v != 0, mask=mask)
+    elif ty == tl.float64 or ty == tl.float32 or ty == tl.float16 or ty == tl.bfloat16:
+        _store(out_ptr + idx, v.to(tl.float64), mask)
+    else:
+        tl.store(out_ptr + idx, v.to(ty), mask=mask)
+
+
+@triton.jit
+def _bernoulli_kernel(out_ptr, p_ptr, n, seed: tl.uint64, offset: tl.uint64, p: tl.float64,
+                      P_TENSOR: tl.constexpr, BLOCK: tl.constexpr):
+    """Each program writes BLOCK elements of u53 < p (p a scalar, or a contiguous tensor)."""
+    idx, ctr, mask = _counters(offset, n, BLOCK)
+    w0, w1, _, _ = tl.randint4x(seed, ctr)
+    if P_TENSOR:
+        pv = tl.load(p_ptr + idx, mask=mask, other=0.0).to(tl.float64)
+    else:
+        pv = p
+    hit = _u53(w0, w1) < pv
+    ty = out_ptr.dtype.element_ty
+    if ty == tl.int1:
+        tl.store(out_ptr + idx, hit, mask=mask)
+    else:
+        tl.store(out_ptr + idx, hit.to(ty), mask=mask)
+
+
+@triton.jit
+def _philox_words_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, BLOCK: tl.constexpr):
+    """Each program writes the four Philox words of BLOCK counters into out (n, 4) uint32."""
+    idx, ctr, mask = _counters(offset, n, BLOCK)
+    w0, w1, w2, w3 = tl.randint4x(seed, ctr)
+    tl.store(out_ptr + 4 * idx, w0, mask=mask)
+    tl.store(out_ptr + 4 * idx + 1, w1, mask=mask)
+    tl.store(out_ptr + 4 * idx + 2, w2, mask=mask)
+    tl.store(out_ptr + 4 * idx + 3, w3, mask=mask)
+
+
+def _grid(n):
+    return (max(1, triton.cdiv(n, BLOCK)),)
+
+
+def random_fill(out, n, seed, offset, kind, a, b):
+    """Fills the contiguous ``out`` (n elements) with distribution ``kind``; see native/random.cpp."""
+    _random_fill_kernel[_grid(n)](out, n, seed, offset, float(a), float(b), KIND=kind, BLOCK=BLOCK)
+
+
+def random_int(out, n, seed, offset, low, rng):
+    """Fills the contiguous ``out`` with integers in [low, low + rng); rng 0 means 2**64."""
+    small = 0 < rng <= 2**32
+    _random_int_kernel[_grid(n)](out, n, seed, offset, low, max(rng, 1), SMALL=small,
+                                 FULL=rng == 0, BLOCK=BLOCK)
+
+
+def bernoulli_scalar(out, n, seed, offset, p):
+    """out[i] = u53(i) < p for the contiguous ``out``."""
+    _bernoulli_kernel[_grid(n)](out, out, n, seed, offset, float(p), P_TENSOR=False, BLOCK=BLOCK)
+
+
+def bernoulli_tensor(out, p, n, seed, offset):
+    """out[i] = u53(i) < p[i] for contiguous ``out`` and ``p`` of n elements."""
+    _bernoulli_kernel[_grid(n)](out, p, n, seed, offset, 0.0, P_TENSOR=True, BLOCK=BLOCK)
+
+
+def philox_words(out, n, seed, offset):
+    """The raw Philox words of counters offset .. offset + n - 1 into ``out`` (n, 4) uint32."""
+    _philox_words_kernel[_grid(n)](out, n, seed, offset, BLOCK=BLOCK)
