@@ -154,6 +154,8 @@ def _bernoulli_kernel(out_ptr, p_ptr, n, seed: tl.uint64, offset: tl.uint64, p: 
     ty = out_ptr.dtype.element_ty
     if ty == tl.int1:
         tl.store(out_ptr + idx, hit, mask=mask)
+    elif ty == tl.float64 or ty == tl.float32 or ty == tl.float16 or ty == tl.bfloat16:
+        _store(out_ptr + idx, hit.to(tl.float64), mask)
     else:
         tl.store(out_ptr + idx, hit.to(ty), mask=mask)
 
