@@ -7,13 +7,15 @@
 //   uniform [0,1): float32: Triton's `tl.rand` (word 0 folded to 31 bits, times 2^-31-ish);
 //                  float16: (w0 >> 21) * 2^-11; bfloat16: (w0 >> 24) * 2^-8 (exact, < 1);
 //                  float64: u53(w0, w1) = ((w0 << 32 | w1) >> 11) * 2^-53.
-//   normal:        Box-Muller in float64 on u53(w0, w1), u53(w2, w3), cosine branch, then
-//                  rounded to the dtype. (`tl.randn` computes in float32 with the device's
-//                  log/cos, whose last bits differ between libm, NumPy and libdevice; float64
-//                  followed by rounding makes float32/16 results agree everywhere.)
+//   normal:        Box-Muller in float64, sqrt(-2 log(1 - u53(w0, w1))) * cos(2 pi u53(w2, w3)),
+//                  then rounded to the dtype. log and cos are our own (log_m53, sincos_turns):
+//                  only +, -, *, /, sqrt, fma and integer operations, which IEEE fixes to the
+//                  bit, so every dtype agrees on every device. (`tl.randn` uses the device's
+//                  float32 log/cos, whose last bits differ between libm, NumPy and libdevice.)
 //   integers:      low + (w0 % range) if range <= 2^32, else low + ((w0 << 32 | w1) % range).
 //   bernoulli:     u53(w0, w1) < p.
-// Products and sums that a compiler could fuse are written as explicit fma on both sides.
+// Products and sums that a compiler could fuse are written as explicit fma on both sides, and
+// negation as 0 - x (Triton's), so signed zeros agree too.
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -69,9 +71,70 @@ inline double uniform_of(const Words& w) {
   else return u53(w.w0, w.w1);
 }
 
+// Taylor coefficients of cos(pi/2 r) and sin(pi/2 r) / r in r^2, for |r| <= 1/2 (the next
+// terms are below 2^-58), and of 2 atanh(s) / s in s^2 for |s| <= 0.1716.
+constexpr double kCos[9] = {1.0, -1.2337005501361697, 0.253669507901048,
+                            -0.020863480763352957, 0.0009192602748394263,
+                            -2.5202042373060596e-05, 4.710874778818169e-07,
+                            -6.386603083791849e-09, 6.565963114979468e-11};
+constexpr double kSin[9] = {1.5707963267948966, -0.6459640975062462, 0.07969262624616703,
+                            -0.004681754135318687, 0.00016044118478735975,
+                            -3.598843235212084e-06, 5.692172921967924e-08,
+                            -6.688035109811464e-10, 6.066935731106192e-12};
+constexpr double kLog[12] = {2.0, 0.6666666666666666, 0.4, 0.2857142857142857,
+                             0.2222222222222222, 0.18181818181818182, 0.15384615384615385,
+                             0.13333333333333333, 0.11764705882352941, 0.10526315789473684,
+                             0.09523809523809523, 0.08695652173913043};
+
+// log(m * 2^-53) for an integer 1 <= m <= 2^53: m = 2^e f with f in [sqrt(1/2), sqrt(2)),
+// log f = 2 atanh(s) with s = (f - 1) / (f + 1). A few ulp of error, the same everywhere.
+inline double log_m53(int64_t m) {
+  const double y = (double)m;
+  int64_t bits;
+  std::memcpy(&bits, &y, 8);
+  int64_t e = (bits >> 52) - 1023;
+  const int64_t fb = (bits & 0x000FFFFFFFFFFFFFLL) | 0x3FF0000000000000LL;
+  double f;
+  std::memcpy(&f, &fb, 8);
+  const bool big = f > 1.4142135623730951;
+  f = big ? f * 0.5 : f;
+  e += big ? 1 : 0;
+  const double s = (f - 1.0) / (f + 1.0);
+  const double z = s * s;
+  double p = kLog[11];
+#pragma GCC unroll 16
+  for (int i = 10; i >= 0; i--) p = std::fma(p, z, kLog[i]);
+  return std::fma((double)(e - 53), 0.6931471805599453, s * p);
+}
+
+struct SinCos {
+  double s, c;
+};
+
+// sin and cos of the angle 2 pi b / 2^53 for an integer 0 <= b < 2^53. The reduction to the
+// nearest quarter turn is exact integer arithmetic: angle = q pi/2 + r pi/2, |r| <= 1/2.
+inline SinCos sincos_turns(int64_t b) {
+  const int64_t q = (b + ((int64_t)1 << 50)) >> 51;
+  const double r = (double)(b - (q << 51)) * 0x1p-51;
+  const double z = r * r;
+  double c = kCos[8], s = kSin[8];
+#pragma GCC unroll 16
+  for (int i = 7; i >= 0; i--) {
+    c = std::fma(c, z, kCos[i]);
+    s = std::fma(s, z, kSin[i]);
+  }
+  s = s * r;
+  const int k = (int)(q & 3);
+  const double ns = 0.0 - s, nc = 0.0 - c;
+  return {k == 0 ? s : k == 1 ? c : k == 2 ? ns : nc, k == 0 ? c : k == 1 ? ns : k == 2 ? nc : s};
+}
+
+inline int64_t top53(uint32_t hi, uint32_t lo) { return (int64_t)(bits64(hi, lo) >> 11); }
+
 inline double normal_of(const Words& w) {
-  const double r = std::sqrt(-2.0 * std::log(1.0 - u53(w.w0, w.w1)));
-  return r * std::cos(6.283185307179586 * u53(w.w2, w.w3));
+  const int64_t m = ((int64_t)1 << 53) - top53(w.w0, w.w1);  // 1 - u1 = m 2^-53, in (0, 1]
+  const double r = std::sqrt(-2.0 * log_m53(m));
+  return r * sincos_turns(top53(w.w2, w.w3)).c;
 }
 
 // Rounds a double to T like the Triton kernels do (float64 -> float32 -> 16-bit float).
@@ -92,26 +155,28 @@ enum Kind { UNIFORM = 0, NORMAL = 1, EXPONENTIAL = 2, CAUCHY = 3, LOG_NORMAL = 4
 //   UNIFORM     a + u * b             (low, high - low)
 //   NORMAL      a + n * b             (mean, std)
 //   EXPONENTIAL -log(1 - u53) * b     (b = 1 / lambda)
-//   CAUCHY      a + tan(pi (u53 - 1/2)) * b   (median, sigma)
+//   CAUCHY      a + tan(theta - pi/2) * b, theta uniform in (0, pi)   (median, sigma)
 //   LOG_NORMAL  exp(a + n * b)        (mean, std of the log)
 //   GEOMETRIC   ceil(log(v) * b), v = odd 53-bit fraction in (0,1), b = 1 / log1p(-p)
 template <int K, typename T>
-inline T value_of(const Words& w, double a, double b) {
+inline double value_of(const Words& w, double a, double b) {
   if constexpr (K == UNIFORM) {
-    return from_double<T>(std::fma(uniform_of<T>(w), b, a));
+    return std::fma(uniform_of<T>(w), b, a);
   } else if constexpr (K == NORMAL) {
-    return from_double<T>(std::fma(normal_of(w), b, a));
+    return std::fma(normal_of(w), b, a);
   } else if constexpr (K == EXPONENTIAL) {
-    return from_double<T>((0.0 - std::log(1.0 - u53(w.w0, w.w1))) * b);
+    const int64_t m = ((int64_t)1 << 53) - top53(w.w0, w.w1);
+    return (0.0 - log_m53(m)) * b;
   } else if constexpr (K == CAUCHY) {
-    const double x = 3.141592653589793 * (u53(w.w0, w.w1) - 0.5);
-    return from_double<T>(std::fma(std::sin(x) / std::cos(x), b, a));  // tan, as on the GPU
+    // tan(theta - pi/2) = -cos/sin theta, theta = 2 pi bt / 2^53 in (0, pi) (bt odd, < 2^52)
+    const int64_t bt = (int64_t)((bits64(w.w0, w.w1) >> 13) << 1) | 1;
+    const SinCos sc = sincos_turns(bt);
+    return std::fma((0.0 - sc.c) / sc.s, b, a);
   } else if constexpr (K == LOG_NORMAL) {
-    return from_double<T>(std::exp(std::fma(normal_of(w), b, a)));
+    return std::exp(std::fma(normal_of(w), b, a));
   } else {
-    const uint64_t k = bits64(w.w0, w.w1) >> 12;
-    const double v = (double)(2 * k + 1) * 0x1p-53;
-    return from_double<T>(std::max(1.0, std::ceil(std::log(v) * b)));
+    const int64_t k = (int64_t)(bits64(w.w0, w.w1) >> 12);
+    return std::max(1.0, std::ceil(log_m53(2 * k + 1) * b));
   }
 }
 
@@ -137,12 +202,48 @@ void for_each_element(const Shape& shape, const Shape& strides, F&& f) {
   });
 }
 
+constexpr int kBlock = 64;
+
+// Values of counters ctr .. ctr+n-1 (n <= kBlock) into out[0 .. n-1]. Two simple passes
+// (Philox words, values in double, rounding to T) so that the compiler can vectorize each.
+template <int K, typename T>
+inline void values_block(uint64_t seed, uint64_t ctr, int n, double a, double b, T* out) {
+  uint32_t w0[kBlock], w1[kBlock], w2[kBlock], w3[kBlock];
+  for (int i = 0; i < n; i++) {
+    const Words w = philox(seed, ctr + (uint64_t)i);
+    w0[i] = w.w0;
+    w1[i] = w.w1;
+    w2[i] = w.w2;
+    w3[i] = w.w3;
+  }
+  double v[kBlock];
+  for (int i = 0; i < n; i++) v[i] = value_of<K, T>(Words{w0[i], w1[i], w2[i], w3[i]}, a, b);
+  for (int i = 0; i < n; i++) out[i] = from_double<T>(v[i]);
+}
+
 template <int K, typename T>
 void fill_dist(uintptr_t out, const Shape& shape, const Shape& strides, uint64_t seed,
                uint64_t offset, double a, double b) {
   T* o = ptr<T>(out);
-  for_each_element(shape, strides, [&](int64_t i, int64_t off) {
-    o[off] = value_of<K, T>(philox(seed, offset + (uint64_t)i), a, b);
+  Nest<1> nest(shape, {&strides});
+  if (nest.numel == 0) return;
+  const int64_t is = nest.inner_stride(0);
+  parallel_for(0, nest.numel, kGrain, [&](int64_t begin, int64_t end) {
+    int64_t i = begin;
+    T tmp[kBlock];
+    nest.runs(begin, end, [&](const int64_t* off, int64_t n) {
+      for (int64_t j = 0; j < n; j += kBlock) {
+        const int m = (int)std::min<int64_t>(kBlock, n - j);
+        const uint64_t ctr = offset + (uint64_t)(i + j);
+        if (is == 1) {
+          values_block<K, T>(seed, ctr, m, a, b, o + off[0] + j);
+        } else {
+          values_block<K, T>(seed, ctr, m, a, b, tmp);
+          for (int k = 0; k < m; k++) o[off[0] + (j + k) * is] = tmp[k];
+        }
+      }
+      i += n;
+    });
   });
 }
 
@@ -306,7 +407,7 @@ void multinomial(int pdt, uintptr_t probs, int64_t rows, int64_t cats, int64_t r
       } else {
         for (int64_t j = 0; j < cats; j++) {
           const Words w = philox(seed, offset + (uint64_t)(r * cats + j));
-          const double e = 0.0 - std::log(1.0 - u53(w.w0, w.w1));
+          const double e = 0.0 - log_m53(((int64_t)1 << 53) - top53(w.w0, w.w1));
           keys[j] = {pr[j] > 0 ? e / pr[j] : std::numeric_limits<double>::infinity(), j};
         }
         std::partial_sort(keys.begin(), keys.begin() + n_samples, keys.end());

@@ -9,16 +9,20 @@ exactly. How the words become values (the same formulas as native/random.cpp):
   and bfloat16 ``(w0 >> 24) * 2**-8`` (exact and below 1 after rounding); float64 is
   ``u53(w0, w1) = ((w0 << 32 | w1) >> 11) * 2**-53``.
 - normal: Box-Muller in float64, ``sqrt(-2 log(1 - u53(w0, w1))) * cos(2 pi u53(w2, w3))``,
-  then rounded to the dtype (float64 -> float32 -> 16-bit). ``tl.randn`` itself computes in
-  float32 with the device's log/cos and approximate sqrt, whose last bits differ between
-  the GPU, NumPy (the interpreter) and C's libm, so it cannot be reproduced on the CPU.
+  then rounded to the dtype (float64 -> float32 -> 16-bit). log and cos are computed here
+  (``_log_m53``, ``_sincos_turns``) from +, -, *, /, sqrt, fma and integer operations only,
+  which IEEE fixes to the bit, so every dtype agrees with the CPU. (``tl.randn`` itself uses
+  the device's float32 log/cos and an approximate sqrt, whose last bits differ between the
+  GPU, NumPy (the interpreter) and C's libm, so no CPU code could reproduce it.)
 - integers in [low, low + range): ``w0 % range`` if range <= 2**32, else the 64-bit word
   ``(w0 << 32 | w1) % range``; range 0 stands for 2**64.
 - bernoulli: ``u53(w0, w1) < p``.
 
-Sums of products are written as explicit ``tl.fma`` (as ``std::fma`` in C++), so neither
-compiler's contraction choices change a bit. Kernels write a contiguous output of ``n``
-elements; strided outputs are the launcher's caller's business.
+Sums of products are written as explicit ``tl.fma`` (``std::fma`` in C++) so neither
+compiler's contraction choices change a bit, and negation as ``0 - x``. Only log_normal_
+uses the device's ``exp``: its float64 results may differ from the CPU in the last bit.
+Kernels write a contiguous output of ``n`` elements; strided outputs are the launcher's
+caller's business.
 """
 import triton
 import triton.language as tl
@@ -59,10 +63,74 @@ def _uniform(w0, w1, DTYPE: tl.constexpr):
 
 
 @triton.jit
+def _top53(hi, lo):
+    """The top 53 bits of the 64-bit word hi:lo, as int64."""
+    return (((hi.to(tl.uint64) << 32) | lo.to(tl.uint64)) >> 11).to(tl.int64)
+
+
+@triton.jit
+def _log_m53(m):
+    """log(m * 2**-53) for int64 1 <= m <= 2**53 (native/random.cpp: log_m53)."""
+    bits = m.to(tl.float64).to(tl.int64, bitcast=True)
+    e = (bits >> 52) - 1023
+    f = ((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000).to(tl.float64, bitcast=True)
+    big = f > 1.4142135623730951
+    f = tl.where(big, f * 0.5, f)
+    e = e + big.to(tl.int64)
+    s = (f - 1.0) / (f + 1.0)
+    z = s * s
+    p = tl.fma(z, 0.08695652173913043, 0.09523809523809523)
+    p = tl.fma(p, z, 0.10526315789473684)
+    p = tl.fma(p, z, 0.11764705882352941)
+    p = tl.fma(p, z, 0.13333333333333333)
+    p = tl.fma(p, z, 0.15384615384615385)
+    p = tl.fma(p, z, 0.18181818181818182)
+    p = tl.fma(p, z, 0.2222222222222222)
+    p = tl.fma(p, z, 0.2857142857142857)
+    p = tl.fma(p, z, 0.4)
+    p = tl.fma(p, z, 0.6666666666666666)
+    p = tl.fma(p, z, 2.0)
+    return tl.fma((e - 53).to(tl.float64), 0.6931471805599453, s * p)
+
+
+@triton.jit
+def _sincos_turns(b):
+    """sin and cos of 2 pi b / 2**53 for int64 0 <= b < 2**53 (native/random.cpp:
+    sincos_turns): exact reduction to the nearest quarter turn, then Taylor polynomials."""
+    q = (b + (1 << 50)) >> 51
+    r = (b - (q << 51)).to(tl.float64) * 4.440892098500626e-16
+    z = r * r
+    c = tl.fma(z, 6.565963114979468e-11, -6.386603083791849e-09)
+    s = tl.fma(z, 6.066935731106192e-12, -6.688035109811464e-10)
+    c = tl.fma(c, z, 4.710874778818169e-07)
+    s = tl.fma(s, z, 5.692172921967924e-08)
+    c = tl.fma(c, z, -2.5202042373060596e-05)
+    s = tl.fma(s, z, -3.598843235212084e-06)
+    c = tl.fma(c, z, 0.0009192602748394263)
+    s = tl.fma(s, z, 0.00016044118478735975)
+    c = tl.fma(c, z, -0.020863480763352957)
+    s = tl.fma(s, z, -0.004681754135318687)
+    c = tl.fma(c, z, 0.253669507901048)
+    s = tl.fma(s, z, 0.07969262624616703)
+    c = tl.fma(c, z, -1.2337005501361697)
+    s = tl.fma(s, z, -0.6459640975062462)
+    c = tl.fma(c, z, 1.0)
+    s = tl.fma(s, z, 1.5707963267948966)
+    s = s * r
+    k = q & 3
+    ns = 0.0 - s
+    nc = 0.0 - c
+    sin = tl.where(k == 0, s, tl.where(k == 1, c, tl.where(k == 2, ns, nc)))
+    cos = tl.where(k == 0, c, tl.where(k == 1, ns, tl.where(k == 2, nc, s)))
+    return sin, cos
+
+
+@triton.jit
 def _normal(w0, w1, w2, w3):
     """Standard normal (Box-Muller, cosine branch) in float64."""
-    r = tl.sqrt(-2.0 * tl.log(1.0 - _u53(w0, w1)))
-    return r * tl.cos(6.283185307179586 * _u53(w2, w3))
+    r = tl.sqrt(-2.0 * _log_m53((1 << 53) - _top53(w0, w1)))
+    _, c = _sincos_turns(_top53(w2, w3))
+    return r * c
 
 
 @triton.jit
@@ -104,16 +172,16 @@ def _random_fill_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, a: tl.fl
     elif KIND == 1:  # normal: a + n * b
         v = tl.fma(_normal(w0, w1, w2, w3), b, a)
     elif KIND == 2:  # exponential: -log(1 - u) * b, b = 1 / lambda
-        v = (0.0 - tl.log(1.0 - _u53(w0, w1))) * b
-    elif KIND == 3:  # cauchy: a + tan(pi (u - 1/2)) * b
-        x = 3.141592653589793 * (_u53(w0, w1) - 0.5)
-        v = tl.fma(tl.sin(x) / tl.cos(x), b, a)
+        v = (0.0 - _log_m53((1 << 53) - _top53(w0, w1))) * b
+    elif KIND == 3:  # cauchy: a + tan(theta - pi/2) * b = a - cos/sin theta * b, theta in (0, pi)
+        bt = ((((w0.to(tl.uint64) << 32) | w1.to(tl.uint64)) >> 13) << 1 | 1).to(tl.int64)
+        sn, cs = _sincos_turns(bt)
+        v = tl.fma((0.0 - cs) / sn, b, a)
     elif KIND == 4:  # log-normal: exp(a + n * b)
         v = tl.exp(tl.fma(_normal(w0, w1, w2, w3), b, a))
-    else:  # geometric: ceil(log(v) * b), v an odd 53-bit fraction in (0, 1), b = 1/log1p(-p)
-        k = ((w0.to(tl.uint64) << 32) | w1.to(tl.uint64)) >> 12
-        f = (2 * k + 1).to(tl.float64) * 1.1102230246251565e-16
-        v = tl.maximum(tl.ceil(tl.log(f) * b), 1.0)
+    else:  # geometric: ceil(log(v) * b), v = (2k + 1) 2**-53 in (0, 1), b = 1/log1p(-p)
+        k = (((w0.to(tl.uint64) << 32) | w1.to(tl.uint64)) >> 12).to(tl.int64)
+        v = tl.maximum(tl.ceil(_log_m53(2 * k + 1) * b), 1.0)
     _store(out_ptr + idx, v, mask)
 
 
