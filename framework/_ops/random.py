@@ -11,6 +11,8 @@ import math
 import operator
 import warnings
 
+import numpy as np
+
 from .. import _dtype
 from .. import random as _random
 from .._tensor import Tensor
@@ -312,6 +314,20 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return _inplace(_bernoulli_into(self, p, generator))
 
 
+def _check_distribution(input, n, replacement):
+    """PyTorch's checks of the weights, done here so that every device makes them."""
+    w = np.asarray(input._host_array(), dtype=np.float64).reshape(-1, input._shape[-1])
+    if not w.size:
+        return
+    if not (np.isfinite(w) & (w >= 0)).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if not (w.sum(1) > 0).all():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and ((w > 0).sum(1) < n).any():
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
+                           "non-negative category to sample)")
+
+
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Samples category indices from each row of ``input`` (non-negative weights, 1-d or
     2-d), with or without replacement. Returns int64 of shape (..., num_samples)."""
@@ -329,6 +345,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
                            "replacement")
     if cats > 1 << 24:
         raise RuntimeError("number of categories cannot exceed 2^24")
+    _check_distribution(input, n, replacement)
     probs = input if input.dim() == 2 else \
         Tensor._make(input._storage, (1, cats), (0, input._stride[0]), input._offset, input.dtype)
     rows = probs._shape[0]

@@ -24,6 +24,8 @@ uses the device's ``exp``: its float64 results may differ from the CPU in the la
 Kernels write a contiguous output of ``n`` elements; strided outputs are the launcher's
 caller's business.
 """
+import importlib
+
 import triton
 import triton.language as tl
 
@@ -239,32 +241,149 @@ def _philox_words_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, BLOCK: 
     tl.store(out_ptr + 4 * idx + 3, w3, mask=mask)
 
 
+@triton.jit
+def _randperm_keys_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, BLOCK: tl.constexpr):
+    """Each program writes BLOCK sort keys of randperm: the 64-bit word w0:w1 with its top bit
+    flipped, so that int64 order is the unsigned order native/random.cpp sorts by."""
+    idx, ctr, mask = _counters(offset, n, BLOCK)
+    w0, w1, _, _ = tl.randint4x(seed, ctr)
+    key = ((w0.to(tl.uint64) << 32) | w1.to(tl.uint64)) ^ 0x8000000000000000
+    tl.store(out_ptr + idx, key.to(tl.int64, bitcast=True), mask=mask)
+
+
+@triton.jit
+def _multinomial_kernel(out_ptr, p_ptr, rs, cs, cats, n_samples, seed: tl.uint64,
+                        offset: tl.uint64, BLOCK: tl.constexpr):
+    """With replacement. Program (row, j) draws samples j*BLOCK .. of one row: the first
+    category whose running sum exceeds u53 * total. Sums run in category order, as on the
+    CPU, so the sums (and the draws) are the same bits."""
+    row = tl.program_id(0)
+    s = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = s < n_samples
+    ctr = offset.to(tl.uint64) + (row.to(tl.int64) * n_samples + s).to(tl.uint64)
+    w0, w1, _, _ = tl.randint4x(seed, ctr)
+    base = p_ptr + row.to(tl.int64) * rs
+    total = tl.zeros((), tl.float64)
+    last = tl.zeros((), tl.int64)
+    for j in range(cats):
+        pj = tl.load(base + j * cs).to(tl.float64)
+        total = total + pj
+        last = tl.where(pj > 0, j, last)
+    target = _u53(w0, w1) * total
+    acc = tl.zeros((), tl.float64)
+    sel = tl.full((BLOCK,), cats, tl.int64)
+    for j in range(cats):
+        acc = acc + tl.load(base + j * cs).to(tl.float64)
+        sel = tl.where((acc > target) & (sel == cats), j, sel)
+    tl.store(out_ptr + row.to(tl.int64) * n_samples + s, tl.minimum(sel, last), mask=mask)
+
+
+@triton.jit
+def _multinomial_keys_kernel(keys_ptr, p_ptr, rs, cs, cats, seed: tl.uint64, offset: tl.uint64,
+                             BLOCK: tl.constexpr):
+    """Without replacement. Program (row, j) writes the exponential-race keys -log(1-u) / p
+    of BLOCK categories of one row (inf where p = 0); the smallest keys win, in order."""
+    row = tl.program_id(0)
+    c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = c < cats
+    ctr = offset.to(tl.uint64) + (row.to(tl.int64) * cats + c).to(tl.uint64)
+    w0, w1, _, _ = tl.randint4x(seed, ctr)
+    pv = tl.load(p_ptr + row.to(tl.int64) * rs + c * cs, mask=mask, other=1.0).to(tl.float64)
+    e = 0.0 - _log_m53((1 << 53) - _top53(w0, w1))
+    key = tl.where(pv > 0, e / tl.where(pv > 0, pv, 1.0), float("inf"))
+    tl.store(keys_ptr + row.to(tl.int64) * cats + c, key, mask=mask)
+
+
 def _grid(n):
     return (max(1, triton.cdiv(n, BLOCK)),)
 
 
-def random_fill(out, n, seed, offset, kind, a, b):
-    """Fills the contiguous ``out`` (n elements) with distribution ``kind``; see native/random.cpp."""
-    _random_fill_kernel[_grid(n)](out, n, seed, offset, float(a), float(b), KIND=kind, BLOCK=BLOCK)
+# ---- launchers: the cuda backend's random family, same names and arguments as
+# framework/_cpu/random.py. They take torch-like tensors (framework's or torch's); strided
+# outputs are filled through a contiguous buffer.
+
+def _dense(out):
+    return out if out.is_contiguous() else out.new_empty(tuple(out.shape))
 
 
-def random_int(out, n, seed, offset, low, rng):
-    """Fills the contiguous ``out`` with integers in [low, low + rng); rng 0 means 2**64."""
-    small = 0 < rng <= 2**32
-    _random_int_kernel[_grid(n)](out, n, seed, offset, low, max(rng, 1), SMALL=small,
-                                 FULL=rng == 0, BLOCK=BLOCK)
+def _back(out, dst):
+    if dst is not out:
+        out.copy_(dst)
 
 
-def bernoulli_scalar(out, n, seed, offset, p):
-    """out[i] = u53(i) < p for the contiguous ``out``."""
-    _bernoulli_kernel[_grid(n)](out, out, n, seed, offset, float(p), P_TENSOR=False, BLOCK=BLOCK)
+def random_fill(out, seed, offset, kind, a, b):
+    """Fills ``out`` with distribution ``kind``(a, b); see native/random.cpp (value_of)."""
+    n = out.numel()
+    if n:
+        dst = _dense(out)
+        _random_fill_kernel[_grid(n)](dst, n, seed, offset, float(a), float(b), KIND=kind,
+                                      BLOCK=BLOCK)
+        _back(out, dst)
 
 
-def bernoulli_tensor(out, p, n, seed, offset):
-    """out[i] = u53(i) < p[i] for contiguous ``out`` and ``p`` of n elements."""
-    _bernoulli_kernel[_grid(n)](out, p, n, seed, offset, 0.0, P_TENSOR=True, BLOCK=BLOCK)
+def random_int(out, seed, offset, low, rng):
+    """Fills ``out`` with integers in [low, low + rng); rng 0 means 2**64."""
+    n = out.numel()
+    if n:
+        dst = _dense(out)
+        _random_int_kernel[_grid(n)](dst, n, seed, offset, low, max(rng, 1),
+                                     SMALL=0 < rng <= 2**32, FULL=rng == 0, BLOCK=BLOCK)
+        _back(out, dst)
+
+
+def bernoulli_scalar(out, seed, offset, p):
+    """out = 1 where u53 < p, else 0."""
+    n = out.numel()
+    if n:
+        dst = _dense(out)
+        _bernoulli_kernel[_grid(n)](dst, dst, n, seed, offset, float(p), P_TENSOR=False,
+                                    BLOCK=BLOCK)
+        _back(out, dst)
+
+
+def bernoulli_tensor(out, p, p_stride, seed, offset):
+    """out = 1 where u53 < p[...] (``p_stride``: p's strides broadcast to out's shape)."""
+    n = out.numel()
+    if n:
+        dst = _dense(out)
+        pd = p.as_strided(tuple(out.shape), tuple(p_stride), p.storage_offset()).contiguous()
+        _bernoulli_kernel[_grid(n)](dst, pd, n, seed, offset, 0.0, P_TENSOR=True, BLOCK=BLOCK)
+        _back(out, dst)
+
+
+def randperm(out, seed, offset):
+    """A random permutation of 0 .. n-1 into the 1-d ``out``: indices stably sorted by their
+    64-bit keys (native/random.cpp sorts (key, index) pairs: the same order)."""
+    n = out.shape[0]
+    if n:
+        keys = out.new_empty((n,), dtype=_lib_dtype(out, "int64"))
+        _randperm_keys_kernel[_grid(n)](keys, n, seed, offset, BLOCK=BLOCK)
+        out.copy_(keys.sort(stable=True)[1])
+
+
+def multinomial(out, probs, n_samples, replacement, seed, offset):
+    """Samples ``n_samples`` categories per row of the 2-d ``probs`` into the contiguous int64
+    ``out`` (rows, n_samples). The caller has checked the probabilities."""
+    rows, cats = probs.shape
+    if not rows:
+        return
+    rs, cs = probs.stride()
+    if replacement:
+        grid = (rows, triton.cdiv(n_samples, BLOCK))
+        _multinomial_kernel[grid](out, probs, rs, cs, cats, n_samples, seed, offset, BLOCK=BLOCK)
+    else:
+        keys = probs.new_empty((rows, cats), dtype=_lib_dtype(probs, "float64"))
+        grid = (rows, triton.cdiv(cats, BLOCK))
+        _multinomial_keys_kernel[grid](keys, probs, rs, cs, cats, seed, offset, BLOCK=BLOCK)
+        out.copy_(keys.sort(dim=1, stable=True)[1][:, :n_samples])
+
+
+def _lib_dtype(t, name):
+    """A dtype of t's own library (framework or torch) by name, for new_empty."""
+    return getattr(importlib.import_module(type(t).__module__.split(".")[0]), name)
 
 
 def philox_words(out, n, seed, offset):
-    """The raw Philox words of counters offset .. offset + n - 1 into ``out`` (n, 4) uint32."""
+    """The raw Philox words of counters offset .. offset + n - 1 into ``out`` (n, 4) uint32
+    (int32 bits), for tests."""
     _philox_words_kernel[_grid(n)](out, n, seed, offset, BLOCK=BLOCK)

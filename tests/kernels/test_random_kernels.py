@@ -74,7 +74,7 @@ def test_float32_uniform_is_tl_rand(seed, offset):
 def test_random_fill_matches(dtype, kind, a, b):
     for seed, offset in SEEDS[1:]:
         g = torch.empty(N, dtype=dtype)
-        K.random_fill(g, N, seed, offset, kind, a, b)
+        K.random_fill(g, seed, offset, kind, a, b)
         # only log_normal_ uses the device's exp (its float64 may differ in the last bit)
         ulps = 1 if kind == K.LOG_NORMAL and dtype == torch.float64 else 0
         assert_same(g, cpu_fill(dtype, seed, offset, kind, a, b), ulps=ulps)
@@ -83,7 +83,7 @@ def test_random_fill_matches(dtype, kind, a, b):
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.uint8, torch.bool])
 def test_geometric_int_matches(dtype):
     g = torch.empty(N, dtype=dtype)
-    K.random_fill(g, N, 5, 6, K.GEOMETRIC, 0.0, 1 / np.log1p(-0.2))
+    K.random_fill(g, 5, 6, K.GEOMETRIC, 0.0, 1 / np.log1p(-0.2))
     assert torch.equal(g, cpu_fill(dtype, 5, 6, K.GEOMETRIC, 0.0, 1 / np.log1p(-0.2)))
 
 
@@ -93,7 +93,7 @@ def test_geometric_int_matches(dtype):
 def test_random_int_matches(dtype, low, rng):
     seed, offset = 99, 2**32 + 7
     g = torch.empty(N, dtype=dtype)
-    K.random_int(g, N, seed, offset, low, rng)
+    K.random_int(g, seed, offset, low, rng)
     c = torch.empty(N, dtype=dtype)
     _C.random_int(CODES[dtype], c.data_ptr(), [N], [1], seed, offset, low, rng)
     assert torch.equal(bits(g), bits(c))
@@ -102,12 +102,54 @@ def test_random_int_matches(dtype, low, rng):
 @pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64, torch.bfloat16])
 def test_bernoulli_matches(dtype):
     g = torch.empty(N, dtype=dtype)
-    K.bernoulli_scalar(g, N, 3, 4, 0.37)
+    K.bernoulli_scalar(g, 3, 4, 0.37)
     c = torch.empty(N, dtype=dtype)
     _C.bernoulli_scalar(CODES[dtype], c.data_ptr(), [N], [1], 3, 4, 0.37)
     assert torch.equal(g, c)
     for pdt in FLOATS:
         p = torch.linspace(0, 1, N, dtype=torch.float64).to(pdt)
-        K.bernoulli_tensor(g, p, N, 3, 4)
+        K.bernoulli_tensor(g, p, (1,), 3, 4)
         _C.bernoulli_tensor(CODES[dtype], c.data_ptr(), [N], [1], CODES[pdt], p.data_ptr(), [1], 3, 4)
         assert torch.equal(g, c)
+
+
+def test_strided_outputs_and_broadcast_p():
+    """The launchers fill strided views (through a contiguous buffer) in logical order, as the
+    CPU kernels do, and read a broadcast p."""
+    base = torch.zeros(40, 70, dtype=torch.float32)
+    view = base.t()[::3]  # (24, 40), non-contiguous
+    K.random_fill(view, 9, 10, K.NORMAL, 0.0, 1.0)
+    c = torch.zeros(40, 70, dtype=torch.float32)
+    cv = c.t()[::3]
+    _C.random_fill(8, cv.data_ptr(), list(cv.shape), list(cv.stride()), 9, 10, K.NORMAL, 0.0, 1.0)
+    assert torch.equal(base, c)
+    p = torch.tensor([0.1, 0.5, 0.9], dtype=torch.float64)
+    g = torch.empty(500, 3, dtype=torch.int64)
+    K.bernoulli_tensor(g, p, (0, 1), 2, 0)
+    h = torch.empty(500, 3, dtype=torch.int64)
+    _C.bernoulli_tensor(5, h.data_ptr(), [500, 3], [3, 1], 9, p.data_ptr(), [0, 1], 2, 0)
+    assert torch.equal(g, h)
+
+
+@pytest.mark.parametrize("n", [1, 7, 2500])
+def test_randperm_matches(n):
+    g = torch.empty(n, dtype=torch.int64)
+    K.randperm(g, 17, 3)
+    c = torch.empty(n, dtype=torch.int64)
+    _C.randperm(5, c.data_ptr(), n, 17, 3)
+    assert torch.equal(g, c)
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_multinomial_matches(replacement, dtype):
+    probs = torch.tensor([[0.1, 0.0, 2.0, 0.7, 0.2], [1.0, 1.0, 1.0, 1.0, 1.0],
+                          [0.0, 0.0, 0.5, 0.0, 0.5]], dtype=dtype).t().contiguous().t()  # strided
+    n = 40 if replacement else 2
+    g = torch.empty(3, n, dtype=torch.int64)
+    K.multinomial(g, probs, n, replacement, 23, 1000)
+    c = torch.empty(3, n, dtype=torch.int64)
+    rs, cs = probs.stride()
+    _C.multinomial(CODES[dtype], probs.data_ptr(), 3, 5, rs, cs, n, replacement, c.data_ptr(),
+                   23, 1000)
+    assert torch.equal(g, c)

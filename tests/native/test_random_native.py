@@ -97,6 +97,33 @@ def test_normal_formula():
     np.testing.assert_allclose(g32, (1.5 + 2 * ref).astype(np.float32), rtol=1e-7, atol=1e-7)
 
 
+def test_float64_transcendentals_are_accurate():
+    """Our own log and cos (basic operations only) are within a few ulp of the exact values,
+    here against long-double references of the same formulas."""
+    n = 200_000
+    w = words(n, 21, 0)
+    a = (u53(w) * 2.0**53).astype(np.int64)
+    w2 = np.stack([w[:, 2], w[:, 3]], 1)
+    b = (u53(w2) * 2.0**53).astype(np.int64)
+    ld = np.longdouble
+    x = (ld(2) ** 53 - a.astype(ld)) / ld(2) ** 53
+    e_ref = -np.log(x)
+    pi = ld("3.14159265358979323846264338327950288")
+    z_ref = np.sqrt(2 * e_ref) * np.cos(2 * pi * (b.astype(ld) / ld(2) ** 53)) \
+        if np.finfo(ld).eps < 1e-18 else None
+    e = fill(np.empty(n), EXPONENTIAL, 0.0, 1.0, seed=21)
+    pos = e_ref > 0
+    ulp_e = np.abs(e[pos] - e_ref[pos].astype(np.float64)) / np.spacing(e_ref[pos].astype(np.float64))
+    assert ulp_e.max() <= 4
+    if z_ref is None:
+        pytest.skip("long double is not extended precision here")
+    z = fill(np.empty(n), NORMAL, 0.0, 1.0, seed=21)
+    ref = z_ref.astype(np.float64)
+    # a few ulp, plus the reference's own error near zeros of cos (its angle is good to 2^-64)
+    tol = 4 * np.spacing(np.abs(ref)) + np.sqrt(2 * e) * 1e-18
+    assert (np.abs(z - ref) <= tol).all()
+
+
 @pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
 def test_uniform_and_normal_statistics(dt):
     n = 200_000
