@@ -201,6 +201,8 @@ def tensor_str(values, floating, indent):
     values = np.asarray(values)
     if values.size == 0:
         return "[]"
+    if floating and values.dtype.kind != "f":
+        values = values.astype(np.float64)
     summarize = values.size > PRINT_OPTS.threshold
     flat = _summarized_values(values) if summarize else values.reshape(-1)
     formatter = _Formatter(flat, floating)
@@ -240,6 +242,8 @@ def tensor_repr(values, dtype_name, device_str="cpu", suffixes=None, prefix="ten
         prefix: text before the values.
     """
     values = np.asarray(values)
+    if dtype_name not in _dtype._NAMES:
+        raise ValueError(f"tensor_repr(): unknown dtype name {dtype_name!r}")
     dt = _dtype._by_name(dtype_name)
     default_name = _dtype.get_default_dtype().name
     indent = len(prefix)

@@ -63,6 +63,17 @@ def test_literal_examples():
         "tensor([0.5000], device='cuda:0', requires_grad=True)"
 
 
+def test_unknown_dtype_name():
+    with pytest.raises(ValueError, match="unknown dtype name 'complex64'"):
+        ts.tensor_repr(np.zeros(2, np.float32), "complex64")
+
+
+def test_numpy_views_and_int_values_for_float_dtype():
+    arr = np.arange(24, dtype=np.float64).reshape(4, 6)[::2, ::-3].T
+    assert ts.tensor_repr(arr, "float64") == theirs(torch.tensor(arr.copy()))
+    assert ts.tensor_repr(np.array([1, 2]), "float32") == "tensor([1., 2.])"
+
+
 FIXED = [
     lambda: torch.tensor([1.0, 2.0]),
     lambda: torch.tensor(1.5),
