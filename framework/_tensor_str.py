@@ -11,7 +11,8 @@ import numpy as np
 
 from framework import _dtype
 
-__all__ = ["set_printoptions", "get_printoptions", "printoptions", "tensor_repr", "tensor_str"]
+__all__ = ["set_printoptions", "get_printoptions", "printoptions", "tensor_repr", "tensor_str",
+           "repr_tensor"]
 
 
 @dataclasses.dataclass
@@ -266,3 +267,22 @@ def tensor_repr(values, dtype_name, device_str="cpu", suffixes=None, prefix="ten
         body = tensor_str(values, dt.is_floating_point, indent)
     all_suffixes.extend(suffixes or ())
     return _add_suffixes(prefix + body, all_suffixes, indent)
+
+
+def _grad_fn_name(grad_fn):
+    name = getattr(grad_fn, "name", None)
+    return name() if callable(name) else type(grad_fn).__name__
+
+
+def repr_tensor(t):
+    """``repr(t)`` for a framework Tensor, as PyTorch prints it."""
+    from framework._tensor import Tensor
+
+    suffixes = []
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{_grad_fn_name(t.grad_fn)}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    plain = type(t) is Tensor or type(t).__name__ == "Parameter"
+    prefix = "tensor(" if plain else type(t).__name__ + "("
+    return tensor_repr(t.detach()._host_array(), t.dtype.name, str(t.device), suffixes, prefix)

@@ -356,3 +356,50 @@ def test_hypothesis_with_options(arr, threshold, edgeitems, precision, linewidth
              linewidth=linewidth, sci_mode=sci_mode)
     check(torch.from_numpy(arr.copy()))
     check(torch.from_numpy(arr.copy()).to(torch.int32))
+
+
+# ---------------------------------------------------------------- framework.Tensor
+
+FW_CASES = [
+    (np.array([1.5, 2.0], np.float32), "float32"),
+    (np.array(2.25), "float64"),
+    (np.arange(12, dtype=np.int64).reshape(3, 4) * 1000, "int64"),
+    (np.arange(12).reshape(3, 4) - 6, "int8"),
+    (np.array([True, False, True]), "bool"),
+    (np.linspace(-3, 3, 24).reshape(2, 3, 4), "bfloat16"),
+    (np.linspace(-1e-5, 6e4, 30).reshape(5, 6), "float16"),
+    (np.arange(3000.0).reshape(3, 1000), "float32"),
+    (np.zeros((0, 3)), "float32"),
+    (np.zeros(0), "int32"),
+]
+
+
+@pytest.mark.parametrize("values,dtype", FW_CASES, ids=[c[1] + str(c[0].shape) for c in FW_CASES])
+def test_framework_tensor_repr(device, values, dtype):
+    import framework as fw
+
+    x = fw.tensor(values.tolist(), dtype=getattr(fw, dtype), device=device)
+    t = torch.tensor(values.tolist(), dtype=getattr(torch, dtype))
+    expected = theirs(t) if device == "cpu" else torch_style_with_device(t, str(x.device))
+    assert repr(x) == expected
+    assert str(x) == expected
+    if x.dim() == 2:   # a non-contiguous view: the transpose
+        expected = theirs(t.t()) if device == "cpu" else torch_style_with_device(
+            t.t(), str(x.device))
+        assert repr(x.t()) == expected
+    if x.dtype.is_floating_point and x.numel() > 0:
+        x.requires_grad_()
+        t.requires_grad_()
+        expected = theirs(t) if device == "cpu" else torch_style_with_device(
+            t.detach(), str(x.device), ["requires_grad=True"])
+        assert repr(x) == expected
+
+
+def test_framework_set_printoptions_exported():
+    import framework as fw
+
+    fw.set_printoptions(precision=2, linewidth=30)
+    torch.set_printoptions(precision=2, linewidth=30)
+    values = (np.arange(10) / 3).tolist()
+    assert repr(fw.tensor(values)) == theirs(torch.tensor(values))
+    assert repr(fw.tensor(values)).count("\n") == 3   # three values a line
