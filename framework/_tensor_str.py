@@ -29,21 +29,12 @@ PRINT_OPTS = _PrinterOptions()
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None):
-    r"""Set options for printing. Items shamelessly taken from NumPy
+    """Changes how tensors print; arguments left as None keep their current value, except
+    ``sci_mode``, which every call resets (None: choose scientific notation automatically).
 
-    Args:
-        precision: Number of digits of precision for floating point output (default = 4).
-        threshold: Total number of array elements which trigger summarization
-            rather than full `repr` (default = 1000).
-        edgeitems: Number of array items in summary at beginning and end of
-            each dimension (default = 3).
-        linewidth: The number of characters per line for the purpose of
-            inserting line breaks (default = 80). Thresholded matrices will
-            ignore this parameter.
-        profile: Sane defaults for pretty printing. Can override with any of
-            the above options. (any one of `default`, `short`, `full`)
-        sci_mode: Enable (True) or disable (False) scientific notation. If
-            None (default) is specified, the value is chosen automatically.
+    ``precision`` digits after the point, ``threshold`` element count above which a print is
+    summarized with ``...``, ``edgeitems`` items kept at each end of a summarized dim,
+    ``linewidth`` characters per line, ``profile`` one of "default", "short", "full".
     """
     if profile is not None:
         if profile == "default":
@@ -68,15 +59,14 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 def get_printoptions():
-    r"""Gets the current options for printing, as a dictionary that
-    can be passed as ``**kwargs`` to set_printoptions()."""
+    """The print options now in force, as keyword arguments for set_printoptions."""
     return dataclasses.asdict(PRINT_OPTS)
 
 
 @contextlib.contextmanager
 def printoptions(**kwargs):
-    r"""Context manager that temporarily changes the print options. Accepted
-    arguments are same as :func:`set_printoptions`."""
+    """Applies set_printoptions(**kwargs) inside a ``with`` block and restores the
+    previous options after it."""
     old_kwargs = get_printoptions()
     set_printoptions(**kwargs)
     try:
