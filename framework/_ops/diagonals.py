@@ -109,15 +109,6 @@ def meshgrid(*tensors, indexing=None):
                             f"{type(t).__name__}")
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
-    if indexing is None:
-        if not _warned:
-            _warned.append(True)
-            warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass "
-                          "the indexing argument.", UserWarning, stacklevel=2)
-        indexing = "ij"
-    elif indexing not in ("ij", "xy"):
-        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
-                           f'received: {indexing}')
     for t in tensors:
         if len(t._shape) > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
@@ -127,6 +118,15 @@ def meshgrid(*tensors, indexing=None):
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
         if t._storage.device is not tensors[0]._storage.device:
             raise RuntimeError("meshgrid expects all tensors to have the same device")
+    if indexing is None:
+        if not _warned:
+            _warned.append(True)
+            warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass "
+                          "the indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    elif indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
+                           f'received: {indexing}')
     k = len(tensors)
     pos = list(range(k))
     if indexing == "xy" and k >= 2:
