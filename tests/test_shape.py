@@ -280,7 +280,8 @@ def test_errors_match_torch(expr, device):
     rkind, ref = _run(expr, torch, "cpu")
     assert rkind == "err", f"torch did not raise for {expr}"
     assert kind == "err", f"framework did not raise for {expr}"
-    assert type(got) is type(ref), f"{type(got).__name__}: {got} != torch {type(ref).__name__}: {ref}"
+    assert type(got) is type(ref), \
+        f"{type(got).__name__}: {got} != torch {type(ref).__name__}: {ref}"
     if expr not in TYPE_ONLY:
         msg = str(ref).split("\n")[0].split(" (Triggered internally")[0]
         assert str(got) == msg

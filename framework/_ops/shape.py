@@ -13,7 +13,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc
 from .pointwise import check_out, common_device, type_name
-from .views import _dims, _view, reshape, transpose, unsqueeze
+from .views import _dims, _view, _view_strides, clone, reshape, transpose, unsqueeze
 
 _make = Tensor._make
 _PROMOTE = _dtype._PROMOTE
@@ -468,7 +468,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                 raise RuntimeError(f"repeats must have the same size as input along dim, but "
                                    f"got repeats.size(0) = {repeats._shape[0]} and "
                                    f"input.size({d}) = {n}")
-            return _interleave_counts(input, d, repeats.tolist(), output_size)
+            return _interleave_counts(input, d, repeats, output_size)
         count = repeats.reshape(-1).tolist()[0]
         if count < 0:
             raise RuntimeError("repeats can not be negative")
@@ -492,27 +492,28 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return res
 
 
-def _counts(counts, output_size):
-    if any(c < 0 for c in counts):
-        raise RuntimeError("repeats can not be negative")
-    total = builtins.sum(counts)
+def _total(repeats, output_size):
+    total = alloc.backend(repeats._storage.device).shape.repeat_interleave_total(repeats)
     if output_size is not None and output_size != total:
         raise RuntimeError("allocated size does not match required size")
     return total
 
 
-def _interleave_counts(input, d, counts, output_size):
-    total = _counts(counts, output_size)
-    shape, stride = input._shape, input._stride
+def _interleave_counts(input, d, repeats, output_size):
+    """Slice i of ``input`` along ``d`` written repeats[i] times (a native kernel: the
+    runs have data-dependent lengths)."""
+    total = _total(repeats, output_size)
+    shape = input._shape
+    outer, n, inner = alloc.numel(shape[:d]), shape[d], alloc.numel(shape[d + 1:])
+    src = input
+    stride = _view_strides(shape, input._stride, (outer, n, inner))
+    if stride is None:
+        src = clone(input)
+        stride = alloc.contiguous_strides((outer, n, inner))
+    src = _make(src._storage, (outer, n, inner), stride, src._offset, src.dtype)
     res = alloc.empty(shape[:d] + (total,) + shape[d + 1:], input.dtype, input._storage.device)
-    pos = 0
-    for i, c in enumerate(counts):
-        if c:
-            src = _make(input._storage, shape[:d] + (c,) + shape[d + 1:],
-                        stride[:d] + (0,) + stride[d + 1:], input._offset + i * stride[d],
-                        input.dtype)
-            copy_into(narrow_view(res, d, pos, c), src)
-            pos += c
+    if res.numel():
+        alloc.backend(res._storage.device).shape.repeat_interleave_copy(res, src, repeats)
     return res
 
 
@@ -520,13 +521,7 @@ def _repeat_index(repeats, output_size):
     if len(repeats._shape) != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     _check_repeats_dtype(repeats)
-    counts = repeats.tolist()
-    total = _counts(counts, output_size)
+    total = _total(repeats, output_size)
     res = alloc.empty((total,), repeats.dtype, repeats._storage.device)
-    backend = alloc.backend(res._storage.device)
-    pos = 0
-    for i, c in enumerate(counts):
-        if c:
-            backend.copy.fill(narrow_view(res, 0, pos, c), i)
-            pos += c
+    alloc.backend(res._storage.device).shape.repeat_interleave_index(res, repeats)
     return res

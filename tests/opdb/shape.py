@@ -229,6 +229,12 @@ def _repeat_interleave_case(fw, d):
             out.append((fw.repeat_interleave(x, r, dim=0, output_size=3),
                         np.repeat(a, [1, 2, 0], 0)))
             out.append((fw.repeat_interleave(x, fw.tensor(2, device=d), 0), np.repeat(a, 2, 0)))
+            # outer dims that cannot be merged into one stride (copied first)
+            y, b = _t(fw, d, (2, 3, 4), dt, kind, seed=k)
+            r = fw.tensor([0, 3, 1, 2], device=d)[::1]
+            out.append((fw.repeat_interleave(y, r, 2), np.repeat(b, [0, 3, 1, 2], 2)))
+            r = fw.tensor([9, 1, 2, 1, 0, 1], device=d)[::2]
+            out.append((fw.repeat_interleave(y, r, -2), np.repeat(b, [9, 2, 0], 1)))
             out.append((fw.repeat_interleave(x, fw.tensor([3], device=d)), np.repeat(a, 3)))
     counts = fw.tensor([2, 0, 3, 1], device=d)
     out.append((_dtype_is(fw.repeat_interleave(counts), fw.int64),
