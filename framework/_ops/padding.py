@@ -57,12 +57,13 @@ def _constant(x, dims, pairs, value):
         kept = shape[d] + min(a, 0) + min(b, 0)
         if kept < 0:
             raise RuntimeError("narrow(): length must be non-negative.")
-        shape[d] = kept + max(a, 0) + max(b, 0)
-        pieces[d] = [(max(a, 0), kept, max(-a, 0), 1)]
+        left, right = max(a, 0), max(b, 0)
+        shape[d] = left + kept + right
+        # only the borders are filled: (start, length, None, None) pieces
+        pieces[d] = [(0, left, None, None), (left, kept, max(-a, 0), 1),
+                     (left + kept, right, None, None)]
     res = alloc.empty(tuple(shape), x.dtype, x._storage.device)
-    if any(a > 0 or b > 0 for a, b in pairs) and res.numel():
-        alloc.backend(res._storage.device).copy.fill(res, value)
-    copy_pieces(res, x, pieces)
+    copy_pieces(res, x, pieces, value)
     return res
 
 

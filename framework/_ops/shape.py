@@ -42,26 +42,33 @@ def narrow_view(t, dim, start, length):
                  t.dtype)
 
 
-def copy_pieces(out, src, pieces):
+def copy_pieces(out, src, pieces, value=0):
     """Copies ``src`` into ``out`` piece by piece. ``pieces`` maps a dim to a list of
     (out_start, length, src_start, src_step): along that dim, out index ``out_start + i``
-    reads src index ``src_start + src_step * i`` (step -1 reverses, 0 repeats one index).
-    Dims not in ``pieces`` map one to one. One copy per combination of pieces."""
+    reads src index ``src_start + src_step * i`` (step -1 reverses, 0 repeats one index);
+    a piece with src_start None is filled with ``value`` instead. Dims not in ``pieces``
+    map one to one. One copy (or fill) per combination of pieces."""
     dims = sorted(pieces)
+    backend = alloc.backend(out._storage.device)
     for combo in itertools.product(*(pieces[d] for d in dims)):
         shape, sstride = list(out._shape), list(src._stride)
-        ooff, soff = out._offset, src._offset
+        ooff, soff, fill = out._offset, src._offset, False
         for d, (o, n, s, step) in zip(dims, combo):
             shape[d] = n
             ooff += o * out._stride[d]
-            soff += s * src._stride[d]
-            sstride[d] = step * src._stride[d]
+            if s is None:
+                fill = True
+            else:
+                soff += s * src._stride[d]
+                sstride[d] = step * src._stride[d]
         shape = tuple(shape)
         if alloc.numel(shape) == 0:
             continue
         dst = _make(out._storage, shape, out._stride, ooff, out.dtype)
-        alloc.backend(out._storage.device).copy.copy(dst, src_view(src, shape, sstride, soff),
-                                                     tuple(sstride))
+        if fill:
+            backend.copy.fill(dst, value)
+        else:
+            backend.copy.copy(dst, src_view(src, shape, sstride, soff), tuple(sstride))
 
 
 def src_view(src, shape, stride, offset):
