@@ -270,7 +270,9 @@ void random_fill(int dt, uintptr_t out, const Shape& shape, const Shape& strides
     });
     return;
   }
-  FW_DISPATCH_FLOAT(dt, "random", { fill_kind<scalar_t>(kind, out, shape, strides, seed, offset, a, b); });
+  FW_DISPATCH_FLOAT(dt, "random", {
+    fill_kind<scalar_t>(kind, out, shape, strides, seed, offset, a, b);
+  });
 }
 
 // Uniform integers in [low, low + range); range == 0 means 2^64 (every int64).

@@ -228,7 +228,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
             raise TypeError(f"normal() received an invalid combination of arguments - got "
                             f"({type(mean).__name__}, {type(std).__name__}), but expected one "
                             f"of: (Tensor mean, Tensor std), (Tensor mean, float std), "
-                            f"(float mean, Tensor std), (float mean, float std, tuple of ints size)")
+                            f"(float mean, Tensor std), "
+                            f"(float mean, float std, tuple of ints size)")
         _check_std(std)
         t = _factory_out("normal", size, out, dtype, device)
         _need_float("normal_kernel_cpu", t.dtype)

@@ -37,7 +37,8 @@ def cpu_fill(dtype, seed, offset, kind, a, b, n=N):
 
 
 def bits(t):
-    return t.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    return t.view(ints[t.element_size()])
 
 
 def assert_same(gpu, cpu, ulps=0):
@@ -89,7 +90,8 @@ def test_geometric_int_matches(dtype):
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool,
                                    torch.float32, torch.float16, torch.bfloat16, torch.float64])
-@pytest.mark.parametrize("low,rng", [(0, 2), (-5, 10), (0, 2**32), (-(2**40), 2**41), (-(2**63), 0)])
+@pytest.mark.parametrize("low,rng", [(0, 2), (-5, 10), (0, 2**32), (-(2**40), 2**41),
+                                     (-(2**63), 0)])
 def test_random_int_matches(dtype, low, rng):
     seed, offset = 99, 2**32 + 7
     g = torch.empty(N, dtype=dtype)
@@ -109,7 +111,8 @@ def test_bernoulli_matches(dtype):
     for pdt in FLOATS:
         p = torch.linspace(0, 1, N, dtype=torch.float64).to(pdt)
         K.bernoulli_tensor(g, p, (1,), 3, 4)
-        _C.bernoulli_tensor(CODES[dtype], c.data_ptr(), [N], [1], CODES[pdt], p.data_ptr(), [1], 3, 4)
+        _C.bernoulli_tensor(CODES[dtype], c.data_ptr(), [N], [1], CODES[pdt], p.data_ptr(), [1],
+                            3, 4)
         assert torch.equal(g, c)
 
 
