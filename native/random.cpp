@@ -275,22 +275,62 @@ void random_fill(int dt, uintptr_t out, const Shape& shape, const Shape& strides
   });
 }
 
+// Fills a strided view with f(words of counter offset + i), Philox in blocks so that it
+// vectorizes.
+template <typename T, typename F>
+void fill_words(uintptr_t out, const Shape& shape, const Shape& strides, uint64_t seed,
+                uint64_t offset, F&& f) {
+  T* o = ptr<T>(out);
+  Nest<1> nest(shape, {&strides});
+  if (nest.numel == 0) return;
+  const int64_t is = nest.inner_stride(0);
+  parallel_for(0, nest.numel, kGrain, [&](int64_t begin, int64_t end) {
+    int64_t i = begin;
+    uint32_t w0[kBlock], w1[kBlock], w2[kBlock], w3[kBlock];
+    nest.runs(begin, end, [&](const int64_t* off, int64_t n) {
+      for (int64_t j = 0; j < n; j += kBlock) {
+        const int m = (int)std::min<int64_t>(kBlock, n - j);
+        const uint64_t ctr = offset + (uint64_t)(i + j);
+        for (int k = 0; k < m; k++) {
+          const Words w = philox(seed, ctr + (uint64_t)k);
+          w0[k] = w.w0;
+          w1[k] = w.w1;
+          w2[k] = w.w2;
+          w3[k] = w.w3;
+        }
+        T* dst = o + off[0] + j * is;
+        for (int k = 0; k < m; k++) dst[k * is] = f(Words{w0[k], w1[k], w2[k], w3[k]});
+      }
+      i += n;
+    });
+  });
+}
+
 // Uniform integers in [low, low + range); range == 0 means 2^64 (every int64).
 void random_int(int dt, uintptr_t out, const Shape& shape, const Shape& strides, uint64_t seed,
                 uint64_t offset, int64_t low, uint64_t range) {
   FW_DISPATCH_ALL(dt, "random", {
-    scalar_t* o = ptr<scalar_t>(out);
-    const bool small = range != 0 && range <= ((uint64_t)1 << 32);
-    for_each_element(shape, strides, [&](int64_t i, int64_t off) {
-      const Words w = philox(seed, offset + (uint64_t)i);
-      uint64_t r;
-      if (small) r = (uint64_t)w.w0 % range;
-      else r = range == 0 ? bits64(w.w0, w.w1) : bits64(w.w0, w.w1) % range;
-      const int64_t v = (int64_t)((uint64_t)low + r);
-      if constexpr (std::is_same<scalar_t, bool>::value) o[off] = v != 0;
-      else if constexpr (is_float_v<scalar_t>) o[off] = from_double<scalar_t>((double)v);
-      else o[off] = (scalar_t)v;
-    });
+    auto store = [](int64_t v) -> scalar_t {
+      if constexpr (std::is_same<scalar_t, bool>::value) return v != 0;
+      else if constexpr (is_float_v<scalar_t>) return from_double<scalar_t>((double)v);
+      else return (scalar_t)v;
+    };
+    const uint64_t ulow = (uint64_t)low;
+    if (range != 0 && range < ((uint64_t)1 << 32)) {  // 32-bit division is the fast one
+      const uint32_t r32 = (uint32_t)range;
+      fill_words<scalar_t>(out, shape, strides, seed, offset, [&](const Words& w) {
+        return store((int64_t)(ulow + (uint64_t)(w.w0 % r32)));
+      });
+    } else if (range == ((uint64_t)1 << 32)) {
+      fill_words<scalar_t>(out, shape, strides, seed, offset, [&](const Words& w) {
+        return store((int64_t)(ulow + (uint64_t)w.w0));
+      });
+    } else {
+      fill_words<scalar_t>(out, shape, strides, seed, offset, [&](const Words& w) {
+        const uint64_t r = range == 0 ? bits64(w.w0, w.w1) : bits64(w.w0, w.w1) % range;
+        return store((int64_t)(ulow + r));
+      });
+    }
   });
 }
 
@@ -298,10 +338,8 @@ void random_int(int dt, uintptr_t out, const Shape& shape, const Shape& strides,
 void bernoulli_scalar(int dt, uintptr_t out, const Shape& shape, const Shape& strides,
                       uint64_t seed, uint64_t offset, double p) {
   FW_DISPATCH_ALL(dt, "bernoulli", {
-    scalar_t* o = ptr<scalar_t>(out);
-    for_each_element(shape, strides, [&](int64_t i, int64_t off) {
-      const Words w = philox(seed, offset + (uint64_t)i);
-      o[off] = (scalar_t)(u53(w.w0, w.w1) < p ? 1 : 0);
+    fill_words<scalar_t>(out, shape, strides, seed, offset, [&](const Words& w) {
+      return (scalar_t)(u53(w.w0, w.w1) < p ? 1 : 0);
     });
   });
 }
@@ -333,22 +371,40 @@ void bernoulli_tensor(int dt, uintptr_t out, const Shape& shape, const Shape& st
 }
 
 // A random permutation of 0..n-1 into a contiguous buffer: indices sorted by the 64-bit key
-// of counter offset + i (ties, about n^2 / 2^65 likely, by index). Uses n counters.
+// of counter offset + i (ties, about n^2 / 2^65 likely, by index). Uses n counters. The sort
+// is a stable bucket pass on the keys' top bits (the keys are uniform, so buckets hold about
+// 4 each) followed by a small sort per bucket: the same order as sorting (key, index) pairs.
 void randperm(int dt, uintptr_t out, int64_t n, uint64_t seed, uint64_t offset) {
   if (n < 0) fail("randperm: n must be non-negative, got " + std::to_string(n));
-  std::vector<std::pair<uint64_t, int64_t>> keys(n);
+  std::vector<uint64_t> key(n);
   parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; i++) {
       const Words w = philox(seed, offset + (uint64_t)i);
-      keys[i] = {bits64(w.w0, w.w1), i};
+      key[i] = bits64(w.w0, w.w1);
     }
   });
-  std::sort(keys.begin(), keys.end());
+  int bits = 0;
+  while (bits < 26 && ((int64_t)4 << bits) < n) bits++;
+  const int shift = 64 - bits;
+  std::vector<int64_t> start(((size_t)1 << bits) + 1, 0);
+  for (int64_t i = 0; i < n; i++) start[(bits ? key[i] >> shift : 0) + 1]++;
+  for (size_t k = 1; k < start.size(); k++) start[k] += start[k - 1];
+  std::vector<std::pair<uint64_t, int64_t>> sorted(n);
+  {
+    std::vector<int64_t> fill(start.begin(), start.end() - 1);
+    for (int64_t i = 0; i < n; i++) sorted[fill[bits ? key[i] >> shift : 0]++] = {key[i], i};
+  }
+  const int64_t nb = (int64_t)1 << bits;
+  parallel_for(0, nb, std::max<int64_t>(1, kGrain / 4), [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; k++)
+      if (start[k + 1] - start[k] > 1)
+        std::sort(sorted.begin() + start[k], sorted.begin() + start[k + 1]);
+  });
   FW_DISPATCH_ALL(dt, "randperm", {
     scalar_t* o = ptr<scalar_t>(out);
     for (int64_t i = 0; i < n; i++) {
-      if constexpr (is_float_v<scalar_t>) o[i] = from_double<scalar_t>((double)keys[i].second);
-      else o[i] = (scalar_t)keys[i].second;
+      if constexpr (is_float_v<scalar_t>) o[i] = from_double<scalar_t>((double)sorted[i].second);
+      else o[i] = (scalar_t)sorted[i].second;
     }
   });
 }
