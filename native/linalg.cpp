@@ -1,8 +1,340 @@
-// linalg kernels of the CPU backend.
+// linalg kernels of the CPU backend: batched strided matrix multiply.
+//
+// matmul computes, for every batch index b,
+//     out[b] = beta * out[b] + alpha * (a[b] @ bm[b])      (a: MxK, bm: KxN, out: MxN)
+// where beta == 0 means out is not read (NaNs in it do not propagate), as in BLAS and
+// PyTorch's addmm. float32/float64 go to OpenBLAS (sgemm/dgemm); float16/bfloat16 are
+// converted to float32 and use sgemm (float accumulation, one rounding at the end, like
+// PyTorch on the CPU); integer dtypes use a blocked loop with wrap-around arithmetic.
+#include <cblas.h>
+
+#include <algorithm>
+#include <limits>
+
 #include "common.h"
 
 namespace fw {
+namespace {
 
-void register_linalg(py::module_& m) {}
+constexpr int64_t kBlasMax = std::numeric_limits<int32_t>::max();  // blasint is 32-bit
+// OpenBLAS runs a GEMM on one thread below M*N*K = 65536 * 4 (GEMM_MULTITHREAD_THRESHOLD),
+// so below this size we thread over batches ourselves without oversubscribing.
+constexpr int64_t kSmallGemm = 65536 * 4;
+
+// One strided matrix: element (i, j) is at p[i * rs + j * cs].
+template <typename T>
+struct Mat {
+  T* p;
+  int64_t rs, cs;
+};
+
+// How BLAS can read a strided rows x cols matrix without a copy: row-major (unit column
+// stride) or column-major (unit row stride), with its leading dimension.
+struct Layout {
+  bool ok = false;
+  bool row_major = true;
+  int64_t ld = 1;
+};
+
+Layout blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  // The stride of a size-1 dim is never used, so it may take whatever value BLAS wants.
+  Layout l;
+  if ((cs == 1 || cols == 1) && (rows == 1 || rs >= std::max<int64_t>(1, cols))) {
+    l.ok = true;
+    l.row_major = true;
+    l.ld = rows == 1 ? std::max<int64_t>(1, cols) : rs;
+  } else if ((rs == 1 || rows == 1) && (cols == 1 || cs >= std::max<int64_t>(1, rows))) {
+    l.ok = true;
+    l.row_major = false;
+    l.ld = cols == 1 ? std::max<int64_t>(1, rows) : cs;
+  }
+  if (l.ld > kBlasMax) l.ok = false;
+  return l;
+}
+
+// Copies a strided rows x cols matrix into a contiguous row-major buffer of type D.
+template <typename D, typename S>
+void pack(D* dst, const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  for (int64_t i = 0; i < rows; i++) {
+    const S* s = src + i * rs;
+    D* d = dst + i * cols;
+    if (cs == 1) {
+      for (int64_t j = 0; j < cols; j++) d[j] = static_cast<D>(static_cast<acc_t<S>>(s[j]));
+    } else {
+      for (int64_t j = 0; j < cols; j++) d[j] = static_cast<D>(static_cast<acc_t<S>>(s[j * cs]));
+    }
+  }
+}
+
+inline void gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+                 int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                 int64_t ldb, float beta, float* c, int64_t ldc) {
+  scipy_cblas_sgemm(o, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, a, (blasint)lda, b,
+                    (blasint)ldb, beta, c, (blasint)ldc);
+}
+inline void gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+                 int64_t k, double alpha, const double* a, int64_t lda, const double* b,
+                 int64_t ldb, double beta, double* c, int64_t ldc) {
+  scipy_cblas_dgemm(o, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, a, (blasint)lda, b,
+                    (blasint)ldb, beta, c, (blasint)ldc);
+}
+
+// Scratch buffers reused across the matrices one thread computes.
+template <typename T>
+struct Scratch {
+  std::vector<T> a, b, c;
+};
+
+// One float32/float64 GEMM through BLAS; operands BLAS cannot read in place are packed.
+template <typename T>
+void blas_one(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t m, int64_t n, int64_t k,
+              T alpha, T beta, Scratch<T>& s) {
+  Layout la = blas_layout(m, k, a.rs, a.cs);
+  const T* ap = a.p;
+  if (!la.ok) {
+    s.a.resize(m * k);
+    pack(s.a.data(), a.p, m, k, a.rs, a.cs);
+    ap = s.a.data();
+    la = Layout{true, true, std::max<int64_t>(1, k)};
+  }
+  Layout lb = blas_layout(k, n, b.rs, b.cs);
+  const T* bp = b.p;
+  if (!lb.ok) {
+    s.b.resize(k * n);
+    pack(s.b.data(), b.p, k, n, b.rs, b.cs);
+    bp = s.b.data();
+    lb = Layout{true, true, std::max<int64_t>(1, n)};
+  }
+  Layout lc = blas_layout(m, n, c.rs, c.cs);
+  T* cp = c.p;
+  if (!lc.ok) {
+    s.c.resize(m * n);
+    if (beta != T(0)) pack(s.c.data(), c.p, m, n, c.rs, c.cs);
+    cp = s.c.data();
+    lc = Layout{true, true, std::max<int64_t>(1, n)};
+  }
+  // In column-major order a row-major operand reads as its transpose, and vice versa.
+  const CBLAS_ORDER order = lc.row_major ? CblasRowMajor : CblasColMajor;
+  auto trans = [&](const Layout& l) { return l.row_major == lc.row_major ? CblasNoTrans : CblasTrans; };
+  gemm(order, trans(la), trans(lb), m, n, k, alpha, ap, la.ld, bp, lb.ld, beta, cp, lc.ld);
+  if (cp != c.p) {
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) c.p[i * c.rs + j * c.cs] = cp[i * n + j];
+  }
+}
+
+// float16/bfloat16: convert to float32, sgemm, round once into the output.
+template <typename T>
+void half_one(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t m, int64_t n, int64_t k,
+              float alpha, float beta, Scratch<float>& s) {
+  s.a.resize(m * k);
+  s.b.resize(k * n);
+  s.c.resize(m * n);
+  pack(s.a.data(), a.p, m, k, a.rs, a.cs);
+  pack(s.b.data(), b.p, k, n, b.rs, b.cs);
+  gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, alpha, s.a.data(),
+       std::max<int64_t>(1, k), s.b.data(), std::max<int64_t>(1, n), 0.0f, s.c.data(),
+       std::max<int64_t>(1, n));
+  for (int64_t i = 0; i < m; i++) {
+    T* row = c.p + i * c.rs;
+    const float* r = s.c.data() + i * n;
+    if (beta == 0.0f) {
+      for (int64_t j = 0; j < n; j++) row[j * c.cs] = T(r[j]);
+    } else {
+      for (int64_t j = 0; j < n; j++) row[j * c.cs] = T(beta * float(row[j * c.cs]) + r[j]);
+    }
+  }
+}
+
+// Integers: products and sums wrap around like PyTorch's (two's complement, mod 2^bits).
+// Unsigned accumulation makes the wrap well defined; 32 bits suffice for types up to 32
+// bits since only the low bits survive the final cast.
+template <typename T>
+using uacc_t = typename std::conditional<sizeof(T) == 8, uint64_t, uint32_t>::type;
+
+constexpr int64_t kTileM = 32, kTileN = 256, kTileK = 256;
+
+// Computes the out tile rows [i0, i0+mb) x cols [j0, j0+nb) of one integer GEMM.
+template <typename T>
+void int_tile(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t i0, int64_t mb, int64_t j0,
+              int64_t nb, int64_t k, uacc_t<T> alpha, uacc_t<T> beta, std::vector<uacc_t<T>>& acc,
+              std::vector<uacc_t<T>>& bp) {
+  using U = uacc_t<T>;
+  acc.assign(mb * nb, U(0));
+  bp.resize(kTileK * nb);
+  for (int64_t k0 = 0; k0 < k; k0 += kTileK) {
+    const int64_t kb = std::min(kTileK, k - k0);
+    for (int64_t kk = 0; kk < kb; kk++) {
+      const T* src = b.p + (k0 + kk) * b.rs + j0 * b.cs;
+      U* dst = bp.data() + kk * nb;
+      for (int64_t j = 0; j < nb; j++) dst[j] = static_cast<U>(static_cast<int64_t>(src[j * b.cs]));
+    }
+    for (int64_t i = 0; i < mb; i++) {
+      U* arow = acc.data() + i * nb;
+      const T* asrc = a.p + (i0 + i) * a.rs + k0 * a.cs;
+      for (int64_t kk = 0; kk < kb; kk++) {
+        const U av = static_cast<U>(static_cast<int64_t>(asrc[kk * a.cs]));
+        const U* brow = bp.data() + kk * nb;
+        for (int64_t j = 0; j < nb; j++) arow[j] += av * brow[j];
+      }
+    }
+  }
+  for (int64_t i = 0; i < mb; i++) {
+    T* row = c.p + (i0 + i) * c.rs + j0 * c.cs;
+    const U* arow = acc.data() + i * nb;
+    for (int64_t j = 0; j < nb; j++) {
+      U v = alpha * arow[j];
+      if (beta != U(0)) v += beta * static_cast<U>(static_cast<int64_t>(row[j * c.cs]));
+      row[j * c.cs] = static_cast<T>(v);
+    }
+  }
+}
+
+// Batch offsets: element offsets of batch `idx` for out, a, b.
+struct Batch {
+  Shape shape;
+  Shape st[3];
+  int64_t count = 1;
+  void offsets(int64_t idx, int64_t off[3]) const {
+    off[0] = off[1] = off[2] = 0;
+    for (int d = (int)shape.size() - 1; d >= 0; d--) {
+      const int64_t i = idx % shape[d];
+      idx /= shape[d];
+      for (int q = 0; q < 3; q++) off[q] += i * st[q][d];
+    }
+  }
+};
+
+template <typename T>
+void matmul_float(uintptr_t out, uintptr_t a, uintptr_t b, const Batch& bt, const Shape& so,
+                  const Shape& sa, const Shape& sb, int64_t m, int64_t n, int64_t k,
+                  double beta, double alpha) {
+  const size_t nd = bt.shape.size();
+  auto run = [&](int64_t lo, int64_t hi) {
+    Scratch<acc_t<T>> s;
+    int64_t off[3];
+    for (int64_t i = lo; i < hi; i++) {
+      bt.offsets(i, off);
+      Mat<const T> ma{ptr<const T>(a) + off[1], sa[nd], sa[nd + 1]};
+      Mat<const T> mb{ptr<const T>(b) + off[2], sb[nd], sb[nd + 1]};
+      Mat<T> mc{ptr<T>(out) + off[0], so[nd], so[nd + 1]};
+      if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+        blas_one<T>(ma, mb, mc, m, n, k, T(alpha), T(beta), s);
+      } else {
+        half_one<T>(ma, mb, mc, m, n, k, float(alpha), float(beta), s);
+      }
+    }
+  };
+  const int64_t work = m * n * k;
+  if (bt.count > 1 && work <= kSmallGemm) {
+    parallel_for(0, bt.count, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, work)), run);
+  } else {
+    run(0, bt.count);  // each GEMM is big enough for OpenBLAS's own threads
+  }
+}
+
+template <typename T>
+void matmul_int(uintptr_t out, uintptr_t a, uintptr_t b, const Batch& bt, const Shape& so,
+                const Shape& sa, const Shape& sb, int64_t m, int64_t n, int64_t k,
+                double beta, double alpha) {
+  using U = uacc_t<T>;
+  const size_t nd = bt.shape.size();
+  const U ua = static_cast<U>(static_cast<int64_t>(alpha));
+  const U ub = static_cast<U>(static_cast<int64_t>(beta));
+  const int64_t tm = (m + kTileM - 1) / kTileM, tn = (n + kTileN - 1) / kTileN;
+  const int64_t tiles = bt.count * tm * tn;
+  const int64_t tile_work = kTileM * std::min(kTileN, n) * std::max<int64_t>(1, k);
+  parallel_for(0, tiles, std::max<int64_t>(1, (1 << 16) / tile_work), [&](int64_t lo, int64_t hi) {
+    std::vector<U> acc, bp;
+    int64_t off[3];
+    for (int64_t t = lo; t < hi; t++) {
+      const int64_t bi = t / (tm * tn), ti = (t / tn) % tm, tj = t % tn;
+      bt.offsets(bi, off);
+      Mat<const T> ma{ptr<const T>(a) + off[1], sa[nd], sa[nd + 1]};
+      Mat<const T> mb{ptr<const T>(b) + off[2], sb[nd], sb[nd + 1]};
+      Mat<T> mc{ptr<T>(out) + off[0], so[nd], so[nd + 1]};
+      const int64_t i0 = ti * kTileM, j0 = tj * kTileN;
+      int_tile<T>(ma, mb, mc, i0, std::min(kTileM, m - i0), j0, std::min(kTileN, n - j0), k, ua,
+                  ub, acc, bp);
+    }
+  });
+}
+
+// out[...] = beta * out (beta == 0: zeros) when K == 0.
+template <typename T>
+void scale_out(uintptr_t out, const Batch& bt, const Shape& so, int64_t m, int64_t n, double beta) {
+  const size_t nd = bt.shape.size();
+  int64_t off[3];
+  for (int64_t bi = 0; bi < bt.count; bi++) {
+    bt.offsets(bi, off);
+    T* c = ptr<T>(out) + off[0];
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        T& v = c[i * so[nd] + j * so[nd + 1]];
+        if constexpr (is_float_v<T>) {
+          v = beta == 0.0 ? T(0.0f) : T(static_cast<acc_t<T>>(beta) * static_cast<acc_t<T>>(v));
+        } else {
+          v = beta == 0.0 ? T(0) : static_cast<T>(static_cast<int64_t>(beta) * static_cast<int64_t>(v));
+        }
+      }
+  }
+}
+
+}  // namespace
+
+// Batched strided GEMM: out[b] = beta * out[b] + alpha * a[b] @ bm[b] for every index b
+// of batch_shape. Strides are in elements, batch dims first then the two matrix dims
+// (len(batch_shape) + 2 each); batch strides may be 0 (broadcast) for a and bm.
+void matmul(int dt, uintptr_t out, const Shape& so, uintptr_t a, const Shape& sa, uintptr_t b,
+            const Shape& sb, const Shape& batch_shape, int64_t m, int64_t n, int64_t k,
+            double beta, double alpha) {
+  const size_t nd = batch_shape.size();
+  if (so.size() != nd + 2 || sa.size() != nd + 2 || sb.size() != nd + 2)
+    fail("matmul: expected " + std::to_string(nd + 2) + " strides per operand");
+  if (m < 0 || n < 0 || k < 0) fail("matmul: negative matrix size");
+  if (dt < 0 || dt > 9) fail("matmul: unknown dtype code " + std::to_string(dt));
+  if (dt == 0) not_implemented("matmul", dt);
+  Batch bt;
+  bt.shape = batch_shape;
+  for (size_t d = 0; d < nd; d++) {
+    if (batch_shape[d] < 0) fail("matmul: negative batch size");
+    bt.count *= batch_shape[d];
+    if (batch_shape[d] > 1 && so[d] == 0) fail("matmul: output has internal overlap");
+  }
+  for (size_t d = 0; d < nd + 2; d++)
+    if (so[d] < 0 || sa[d] < 0 || sb[d] < 0) fail("matmul: negative strides are not supported");
+  if (bt.count == 0 || m == 0 || n == 0) return;
+  if ((m > 1 && so[nd] == 0) || (n > 1 && so[nd + 1] == 0)) fail("matmul: output has internal overlap");
+  if (!out || (k > 0 && (!a || !b))) fail("matmul: null data pointer");
+  if (std::max({m, n, k}) > kBlasMax) fail("matmul: matrix dimensions must be below 2^31");
+  for (int q = 0; q < 3; q++) bt.st[q] = Shape((q == 0 ? so : q == 1 ? sa : sb).begin(),
+                                               (q == 0 ? so : q == 1 ? sa : sb).begin() + nd);
+  py::gil_scoped_release nogil;
+  if (k == 0) {
+    FW_DISPATCH_ALL(dt, "matmul", { scale_out<scalar_t>(out, bt, so, m, n, beta); });
+    return;
+  }
+  switch (dt) {
+    case 6: matmul_float<Half>(out, a, b, bt, so, sa, sb, m, n, k, beta, alpha); break;
+    case 7: matmul_float<BFloat16>(out, a, b, bt, so, sa, sb, m, n, k, beta, alpha); break;
+    case 8: matmul_float<float>(out, a, b, bt, so, sa, sb, m, n, k, beta, alpha); break;
+    case 9: matmul_float<double>(out, a, b, bt, so, sa, sb, m, n, k, beta, alpha); break;
+    default:
+      FW_DISPATCH_INT(dt, "matmul", { matmul_int<scalar_t>(out, a, b, bt, so, sa, sb, m, n, k, beta, alpha); });
+  }
+}
+
+void register_linalg(py::module_& m) {
+  m.def("matmul", &matmul, "batched strided GEMM: out = beta*out + alpha*a@b",
+        py::arg("dtype"), py::arg("out"), py::arg("out_strides"), py::arg("a"),
+        py::arg("a_strides"), py::arg("b"), py::arg("b_strides"), py::arg("batch_shape"),
+        py::arg("m"), py::arg("n"), py::arg("k"), py::arg("beta") = 0.0, py::arg("alpha") = 1.0);
+  m.def("blas_num_threads", [] { return scipy_openblas_get_num_threads(); },
+        "number of threads OpenBLAS uses");
+  m.def("blas_set_num_threads", [](int n) {
+    if (n < 1) fail("blas_set_num_threads expects a positive integer");
+    scipy_openblas_set_num_threads(n);
+  }, "sets the number of threads OpenBLAS uses");
+}
 
 }  // namespace fw
