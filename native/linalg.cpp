@@ -79,39 +79,98 @@ inline void gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t 
                     (blasint)ldb, beta, c, (blasint)ldc);
 }
 
+inline void gemv(CBLAS_ORDER o, CBLAS_TRANSPOSE t, int64_t m, int64_t n, float alpha,
+                 const float* a, int64_t lda, const float* x, int64_t incx, float beta, float* y,
+                 int64_t incy) {
+  scipy_cblas_sgemv(o, t, (blasint)m, (blasint)n, alpha, a, (blasint)lda, x, (blasint)incx,
+                    beta, y, (blasint)incy);
+}
+inline void gemv(CBLAS_ORDER o, CBLAS_TRANSPOSE t, int64_t m, int64_t n, double alpha,
+                 const double* a, int64_t lda, const double* x, int64_t incx, double beta,
+                 double* y, int64_t incy) {
+  scipy_cblas_dgemv(o, t, (blasint)m, (blasint)n, alpha, a, (blasint)lda, x, (blasint)incx,
+                    beta, y, (blasint)incy);
+}
+
 // Scratch buffers reused across the matrices one thread computes.
 template <typename T>
 struct Scratch {
   std::vector<T> a, b, c;
 };
 
+// Strided vector usable with a BLAS increment (positive, 32-bit), else copied to `buf`.
+template <typename T>
+const T* blas_vec(const T* p, int64_t len, int64_t& inc, std::vector<T>& buf) {
+  if (len == 1) inc = 1;
+  if (inc >= 1 && inc <= kBlasMax) return p;
+  buf.resize(len);
+  for (int64_t i = 0; i < len; i++) buf[i] = p[i * inc];
+  inc = 1;
+  return buf.data();
+}
+
+// Makes a matrix BLAS-readable: returns its layout, packing it into `buf` if needed.
+template <typename T>
+Layout blas_mat(Mat<const T> x, int64_t rows, int64_t cols, const T*& p, std::vector<T>& buf) {
+  Layout l = blas_layout(rows, cols, x.rs, x.cs);
+  p = x.p;
+  if (!l.ok) {
+    buf.resize(rows * cols);
+    pack(buf.data(), x.p, rows, cols, x.rs, x.cs);
+    p = buf.data();
+    l = Layout{true, true, std::max<int64_t>(1, cols)};
+  }
+  return l;
+}
+
+// c = beta * c + alpha * a @ b when m == 1 or n == 1: a matrix-vector product, for which
+// gemv is several times faster than gemm.
+template <typename T>
+void blas_gemv(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t m, int64_t n, int64_t k,
+               T alpha, T beta, Scratch<T>& s) {
+  // n == 1: y(m) = A x, x the column of b;  m == 1: y(n) = B^T x, x the row of a.
+  const bool col = n == 1;
+  const T* mp;
+  const Layout lm = col ? blas_mat(a, m, k, mp, s.a) : blas_mat(b, k, n, mp, s.a);
+  int64_t incx = col ? b.rs : a.cs;
+  const T* x = blas_vec(col ? b.p : a.p, k, incx, s.b);
+  const int64_t len_y = col ? m : n, incy = col ? c.rs : c.cs;
+  const bool direct = len_y == 1 || (incy >= 1 && incy <= kBlasMax);
+  T* y = c.p;
+  if (!direct) {
+    s.c.resize(len_y);
+    for (int64_t i = 0; i < len_y; i++) s.c[i] = c.p[i * incy];
+    y = s.c.data();
+  }
+  const int64_t yinc = direct && len_y > 1 ? incy : 1;
+  if (beta == T(0)) {  // BLAS may compute 0 * y; out must not leak NaNs it held
+    for (int64_t i = 0; i < len_y; i++) y[i * yinc] = T(0);
+  }
+  gemv(lm.row_major ? CblasRowMajor : CblasColMajor, col ? CblasNoTrans : CblasTrans,
+       col ? m : k, col ? k : n, alpha, mp, lm.ld, x, incx, beta, y, yinc);
+  if (!direct) {
+    for (int64_t i = 0; i < len_y; i++) c.p[i * incy] = y[i];
+  }
+}
+
 // One float32/float64 GEMM through BLAS; operands BLAS cannot read in place are packed.
 template <typename T>
 void blas_one(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t m, int64_t n, int64_t k,
               T alpha, T beta, Scratch<T>& s) {
-  Layout la = blas_layout(m, k, a.rs, a.cs);
-  const T* ap = a.p;
-  if (!la.ok) {
-    s.a.resize(m * k);
-    pack(s.a.data(), a.p, m, k, a.rs, a.cs);
-    ap = s.a.data();
-    la = Layout{true, true, std::max<int64_t>(1, k)};
+  if (m == 1 || n == 1) {
+    blas_gemv(a, b, c, m, n, k, alpha, beta, s);
+    return;
   }
-  Layout lb = blas_layout(k, n, b.rs, b.cs);
-  const T* bp = b.p;
-  if (!lb.ok) {
-    s.b.resize(k * n);
-    pack(s.b.data(), b.p, k, n, b.rs, b.cs);
-    bp = s.b.data();
-    lb = Layout{true, true, std::max<int64_t>(1, n)};
-  }
+  const T *ap, *bp;
+  const Layout la = blas_mat(a, m, k, ap, s.a);
+  const Layout lb = blas_mat(b, k, n, bp, s.b);
   Layout lc = blas_layout(m, n, c.rs, c.cs);
   T* cp = c.p;
   if (!lc.ok) {
     s.c.resize(m * n);
     if (beta != T(0)) pack(s.c.data(), c.p, m, n, c.rs, c.cs);
     cp = s.c.data();
-    lc = Layout{true, true, std::max<int64_t>(1, n)};
+    lc = Layout{true, true, n};
   }
   // In column-major order a row-major operand reads as its transpose, and vice versa.
   const CBLAS_ORDER order = lc.row_major ? CblasRowMajor : CblasColMajor;
@@ -123,18 +182,22 @@ void blas_one(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t m, int64_t n, in
   }
 }
 
-// float16/bfloat16: convert to float32, sgemm, round once into the output.
+// float16/bfloat16: convert to float32, multiply with BLAS, round once into the output.
+struct HalfScratch {
+  std::vector<float> a, b, c;
+  Scratch<float> blas;
+};
+
 template <typename T>
 void half_one(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t m, int64_t n, int64_t k,
-              float alpha, float beta, Scratch<float>& s) {
+              float alpha, float beta, HalfScratch& s) {
   s.a.resize(m * k);
   s.b.resize(k * n);
   s.c.resize(m * n);
   pack(s.a.data(), a.p, m, k, a.rs, a.cs);
   pack(s.b.data(), b.p, k, n, b.rs, b.cs);
-  gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, alpha, s.a.data(),
-       std::max<int64_t>(1, k), s.b.data(), std::max<int64_t>(1, n), 0.0f, s.c.data(),
-       std::max<int64_t>(1, n));
+  blas_one<float>(Mat<const float>{s.a.data(), k, 1}, Mat<const float>{s.b.data(), n, 1},
+                  Mat<float>{s.c.data(), n, 1}, m, n, k, alpha, 0.0f, s.blas);
   for (int64_t i = 0; i < m; i++) {
     T* row = c.p + i * c.rs;
     const float* r = s.c.data() + i * n;
@@ -210,15 +273,16 @@ void matmul_float(uintptr_t out, uintptr_t a, uintptr_t b, const Batch& bt, cons
                   const Shape& sa, const Shape& sb, int64_t m, int64_t n, int64_t k,
                   double beta, double alpha) {
   const size_t nd = bt.shape.size();
+  constexpr bool is_half = !std::is_same<T, acc_t<T>>::value;
   auto run = [&](int64_t lo, int64_t hi) {
-    Scratch<acc_t<T>> s;
+    typename std::conditional<is_half, HalfScratch, Scratch<acc_t<T>>>::type s;
     int64_t off[3];
     for (int64_t i = lo; i < hi; i++) {
       bt.offsets(i, off);
       Mat<const T> ma{ptr<const T>(a) + off[1], sa[nd], sa[nd + 1]};
       Mat<const T> mb{ptr<const T>(b) + off[2], sb[nd], sb[nd + 1]};
       Mat<T> mc{ptr<T>(out) + off[0], so[nd], so[nd + 1]};
-      if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+      if constexpr (!is_half) {
         blas_one<T>(ma, mb, mc, m, n, k, T(alpha), T(beta), s);
       } else {
         half_one<T>(ma, mb, mc, m, n, k, float(alpha), float(beta), s);

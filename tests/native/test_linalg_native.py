@@ -261,3 +261,38 @@ def test_batch_errors():
     with pytest.raises(RuntimeError, match="negative batch size"):
         _C.matmul(9, out.ctypes.data, [6, 3, 1], a.ctypes.data, [0, 4, 1], b.ctypes.data,
                   [0, 3, 1], [-2], 2, 3, 4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("case", ["row", "col", "dot", "row_T", "col_T", "vec_step", "vec_bcast",
+                                  "out_step", "out_bcast_free"])
+def test_vector_operand(dtype, case):
+    """m == 1 or n == 1 go through gemv; check every layout of the matrix, vector and output."""
+    rng = np.random.default_rng(9)
+    k, r = 37, 23
+    mat = rand(rng, (r, k), dtype) if "T" not in case else rand(rng, (k, r), dtype).T
+    vec = rand(rng, (3 * k,), dtype)
+    x = vec[:k]
+    if case == "vec_step":
+        x = vec[::3]
+    if case == "vec_bcast":
+        x = np.broadcast_to(vec[:1], (k,))
+    if case in ("row", "row_T"):  # (1, k) @ (k, r)
+        a, b = x[None, :], mat.T
+    elif case == "dot":
+        a, b = x[None, :], vec[k - 1:2 * k - 1][:, None]
+    else:  # (r, k) @ (k, 1)
+        a, b = mat, x[:, None]
+    m, n = a.shape[0], b.shape[1]
+    out = np.full((m, n), np.nan, dtype)
+    if case == "out_step":
+        out = np.full((3 * m, 2 * n), np.nan, dtype)[::3, ::2]
+    if case == "out_bcast_free":  # the stride of a size-1 dim is never used, even 0
+        out = np.lib.stride_tricks.as_strided(np.full(m, np.nan, dtype), (m, 1), (out.itemsize, 0))
+    got = mm(a, b, out=out)
+    e = ref(a, b)
+    tol = {np.float16: 1e-2}.get(dtype, TOL.get(dtype))
+    np.testing.assert_allclose(got, e, rtol=tol, atol=tol * np.abs(e).max() * 2)
+    out2 = np.ones_like(got)
+    got2 = mm(a, b, out=out2, beta=2.0, alpha=-1.0)
+    np.testing.assert_allclose(got2, 2.0 - e, rtol=tol, atol=tol * np.abs(e).max() * 2)
