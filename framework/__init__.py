@@ -1,0 +1,48 @@
+"""framework: a PyTorch-compatible deep learning framework (C++ on the CPU, Triton on GPUs).
+
+``import framework as torch`` is meant to run PyTorch research scripts unchanged.
+"""
+import ctypes as _ctypes
+import os as _os
+import sys as _sys
+
+import scipy_openblas32 as _openblas
+
+# Load OpenBLAS before the extension that links it, wherever the wheel put it.
+_ctypes.CDLL(_os.path.join(_openblas.get_lib_dir(), "lib" + _openblas.get_library() + ".so"),
+             mode=_ctypes.RTLD_GLOBAL)
+
+from . import _C  # noqa: E402
+from ._dtype import (  # noqa: E402,F401
+    dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, half,
+    float, double, short, int, long, get_default_dtype, set_default_dtype, promote_types,
+    result_type, can_cast, finfo, iinfo,
+)
+from ._device import device  # noqa: E402,F401
+from ._tensor import Tensor, Size  # noqa: E402,F401
+from . import _ops  # noqa: E402
+from ._ops import dispatcher as _dispatcher  # noqa: E402
+from ._ops.pointwise import broadcast_shapes  # noqa: E402,F401
+from ._ops.views import broadcast_tensors  # noqa: E402,F401
+from . import cuda, linalg  # noqa: E402,F401
+
+_dispatcher.install({"": _sys.modules[__name__], "linalg": linalg})
+
+
+def is_tensor(obj):
+    """Whether ``obj`` is a framework Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def get_num_threads():
+    """Threads used by the CPU kernels."""
+    return _C.num_threads()
+
+
+def set_num_threads(n):
+    """Sets the number of threads used by the CPU kernels."""
+    _C.set_num_threads(n)

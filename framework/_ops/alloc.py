@@ -1,0 +1,85 @@
+"""Output allocation and the backend of a device: the one place ops get memory from."""
+from .. import _dtype
+from .._device import CPU, device as _device_cls, canonical
+from .._storage import cpu_alloc
+from .._tensor import Tensor
+
+_make = Tensor._make
+_default_devices = [CPU]
+_strides_cache = {}
+
+
+def push_default_device(d):
+    _default_devices.append(canonical(d))
+
+
+def pop_default_device():
+    _default_devices.pop()
+
+
+def default_device():
+    return _default_devices[-1]
+
+
+def contiguous_strides(shape):
+    """Row-major strides (in elements) of a shape."""
+    st = _strides_cache.get(shape)
+    if st is None:
+        acc, out = 1, []
+        for n in reversed(shape):
+            out.append(acc)
+            acc *= n if n > 1 else 1
+        st = tuple(reversed(out))
+        if len(_strides_cache) < 4096:
+            _strides_cache[shape] = st
+    return st
+
+
+def numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def storage(nbytes, device):
+    """A new uninitialised buffer of ``nbytes`` bytes on ``device``."""
+    if device.type == "cpu":
+        return cpu_alloc(nbytes)
+    if device.type == "cuda":
+        from .. import cuda
+        return cuda.alloc_storage(nbytes, device)
+    raise RuntimeError(f"unsupported device {device}")
+
+
+def empty(shape, dtype, device):
+    """A new contiguous tensor (uninitialised). ``shape`` is a tuple of ints."""
+    st = storage(numel(shape) * dtype.itemsize, device)
+    return _make(st, shape, contiguous_strides(shape), 0, dtype)
+
+
+def resolve_device(d):
+    """A user's ``device=`` argument as a canonical device (default device for None)."""
+    if d is None:
+        return _default_devices[-1]
+    if d.__class__ is _device_cls and (d.type != "cuda" or d.index is not None):
+        return d
+    return canonical(d)
+
+
+def resolve_dtype(d, default=None):
+    if d is None:
+        return default if default is not None else _dtype.get_default_dtype()
+    if not isinstance(d, _dtype.dtype):
+        from .. import _pytypes
+        return _pytypes.from_python_type(d)
+    return d
+
+
+def backend(device):
+    """The kernel module of a device type: framework._cpu or framework.cuda.kernels."""
+    if device.type == "cpu":
+        from .. import _cpu
+        return _cpu
+    from ..cuda import kernels
+    return kernels

@@ -1,0 +1,145 @@
+"""The dispatcher: turns each row of ops.yaml into the public function, the Tensor method
+and the in-place method of that op.
+
+A row:
+
+    - func: add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor? out=None) -> Tensor
+      impl: pointwise.add            # framework._ops.pointwise.add, with this signature
+      kind: binary                   # or: unary, ternary, ... (pointwise kinds need no impl)
+      promote: default               # pointwise kinds: the promotion rule
+      variants: [function, method, inplace]
+      dispatch: {cpu: pointwise.binary, cuda: pointwise.binary}
+
+``dispatch`` names the backend kernel an implementation calls on each device; the op-table
+test checks that every named kernel exists. ``derivatives`` (one formula per input) is read
+by the autograd engine.
+"""
+import importlib
+import os
+import re
+
+import yaml
+
+from .._tensor import Tensor
+from . import pointwise
+
+OPS_YAML = os.path.join(os.path.dirname(os.path.dirname(__file__)), "ops.yaml")
+_SCHEMA = re.compile(r"^\s*([\w.]+)\((.*)\)\s*->\s*(.+)$")
+
+
+class Op:
+    """One row of the op table."""
+
+    __slots__ = ("name", "namespace", "schema", "args", "returns", "kind", "impl", "variants",
+                 "dispatch", "derivatives", "promote", "kernel", "fn", "inplace_fn", "row")
+
+    def __repr__(self):
+        return f"Op({self.schema})"
+
+
+def parse_schema(func):
+    """Splits ``name(args) -> returns`` into (qualified name, [(type, name, default,
+    kwonly)], returns)."""
+    m = _SCHEMA.match(func)
+    if not m:
+        raise ValueError(f"ops.yaml: bad schema {func!r}")
+    name, argtext, returns = m.groups()
+    args, kwonly, depth, cur = [], False, 0, ""
+    for ch in argtext + ",":
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            part = cur.strip()
+            cur = ""
+            if not part:
+                continue
+            if part == "*":
+                kwonly = True
+                continue
+            decl, _, default = part.partition("=")
+            typ, _, argname = decl.strip().rpartition(" ")
+            args.append((typ.strip(), argname, default.strip() or None, kwonly))
+        else:
+            cur += ch
+    return name, args, returns.strip()
+
+
+def _resolve(path):
+    module, _, attr = path.rpartition(".")
+    return getattr(importlib.import_module("framework._ops." + module), attr)
+
+
+def _build(row):
+    op = Op()
+    op.row = row
+    op.schema = row["func"]
+    qualname, op.args, op.returns = parse_schema(op.schema)
+    op.namespace, _, op.name = qualname.rpartition(".")
+    op.kind = row.get("kind", "composite")
+    op.variants = tuple(row.get("variants", ("function", "method")))
+    op.dispatch = row.get("dispatch", {})
+    op.derivatives = row.get("derivatives", {})
+    op.promote = row.get("promote", "default")
+    op.kernel = row.get("kernel", op.name)
+    if "impl" in row:
+        op.fn = _resolve(row["impl"])
+    elif op.kind == "unary":
+        op.fn = pointwise.make_unary(op.name, op.kernel, op.promote)
+    elif op.kind == "binary":
+        op.fn = pointwise.make_binary(op.name, op.kernel, op.promote)
+    else:
+        raise ValueError(f"ops.yaml: {op.name} needs an impl")
+    op.inplace_fn = _resolve(row["inplace_impl"]) if "inplace_impl" in row else None
+    return op
+
+
+def _inplace_method(op):
+    if op.inplace_fn is not None:
+        return op.inplace_fn
+    fn = op.fn
+
+    def method(self, *args, **kwargs):
+        return fn(self, *args, out=self, **kwargs)
+    method.__name__ = method.__qualname__ = op.name + "_"
+    method.__doc__ = f"In-place version of :func:`{op.name}`."
+    return method
+
+
+_OPS = {}
+
+
+def load(path=OPS_YAML):
+    """Reads the op table (once) and returns {qualified name: Op}."""
+    if not _OPS:
+        with open(path) as f:
+            rows = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        for row in rows:
+            op = _build(row)
+            key = f"{op.namespace}.{op.name}" if op.namespace else op.name
+            if key in _OPS:
+                raise ValueError(f"ops.yaml: {key} is declared twice")
+            _OPS[key] = op
+    return _OPS
+
+
+def install(modules):
+    """Binds every op as ``modules[namespace].<name>``, ``Tensor.<name>`` and
+    ``Tensor.<name>_`` according to its variants."""
+    for op in load().values():
+        if "function" in op.variants:
+            setattr(modules[op.namespace], op.name, op.fn)
+        if "method" in op.variants:
+            setattr(Tensor, op.name, op.fn)
+        if "inplace" in op.variants:
+            setattr(Tensor, op.name + "_", _inplace_method(op))
+
+
+def function(name):
+    """The public function of an op by qualified name (``"add"``, ``"linalg.norm"``)."""
+    return _OPS[name].fn
+
+
+def ops():
+    return load()

@@ -1,0 +1,83 @@
+"""``Tensor.__getitem__`` / ``__setitem__``: basic indexing (ints, slices, None, Ellipsis)
+as views; tensors and bool masks go to advanced indexing (framework._ops.index)."""
+import builtins
+
+from .._tensor import Tensor
+from . import views
+
+_basic_types = (builtins.int, slice, type(None), type(Ellipsis))
+
+
+def _expand_index(t, index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    n_ell = builtins.sum(1 for i in index if i is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = builtins.sum(1 for i in index if i is not None and i is not Ellipsis and not (
+        isinstance(i, Tensor) and i.dtype.category == 0) and not isinstance(i, builtins.bool))
+    used += builtins.sum(i.dim() for i in index if isinstance(i, Tensor) and i.dtype.category == 0)
+    if used > t.dim():
+        raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
+    if n_ell:
+        k = index.index(Ellipsis)
+        index = index[:k] + (slice(None),) * (t.dim() - used) + index[k + 1:]
+    return index
+
+
+def _is_basic(index):
+    if isinstance(index, tuple):
+        return all(isinstance(i, _basic_types) and not isinstance(i, builtins.bool) for i in index)
+    return isinstance(index, _basic_types) and not isinstance(index, builtins.bool)
+
+
+def basic_view(t, index):
+    """The view selected by a tuple of ints, slices, None and Ellipsis."""
+    index = _expand_index(t, index)
+    shape, stride, off = [], [], t._offset
+    d = 0
+    for i in index:
+        if i is None:
+            shape.append(1)
+            stride.append(shape[-2] * stride[-2] if len(shape) > 1 else 1)
+            continue
+        if isinstance(i, slice):
+            size = t._shape[d]
+            step = 1 if i.step is None else builtins.int(i.step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, _ = slice(i.start, i.stop, 1).indices(size)
+            n = builtins.max(0, (stop - start + step - 1) // step)
+            off += start * t._stride[d] if n else 0
+            shape.append(n)
+            stride.append(t._stride[d] * step)
+            d += 1
+            continue
+        size = t._shape[d]
+        i = builtins.int(i)
+        if not -size <= i < size:
+            raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+        off += (i + size if i < 0 else i) * t._stride[d]
+        d += 1
+    shape.extend(t._shape[d:])
+    stride.extend(t._stride[d:])
+    return views._view(t, shape, stride, off)
+
+
+def getitem(t, index):
+    if _is_basic(index):
+        return basic_view(t, index)
+    from . import index as advanced
+    return advanced.getitem(t, _expand_index(t, index))
+
+
+def setitem(t, index, value):
+    if _is_basic(index):
+        target = basic_view(t, index)
+        if isinstance(value, Tensor):
+            views.copy_(target, value)
+        else:
+            views.fill_(target, value)
+        return
+    from . import index as advanced
+    advanced.setitem(t, _expand_index(t, index), value)

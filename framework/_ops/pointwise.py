@@ -1,0 +1,327 @@
+"""Pointwise ops: broadcasting, type promotion, ``out=`` and in-place rules in one place.
+
+Every unary, binary and ternary op of ops.yaml goes through ``unary``/``binary``/``ternary``
+below; the per-op part is only the kernel name and the promotion rule:
+
+- ``default``: result dtype by PyTorch's promotion (add, mul, maximum, bitwise ops)
+- ``float``:   as default, then integers and bool become the default float (div, exp, sin)
+- ``compare``: computed in the promoted dtype, result bool (eq, lt, isclose)
+- ``bool``:    result bool, computed in the input dtype (isnan, logical_not)
+- ``same``:    result is the input dtype (neg, abs, floor)
+"""
+import builtins
+import warnings
+
+from .. import _dtype
+from .._tensor import Tensor
+from . import alloc
+
+_T = Tensor
+_float_types = (builtins.float, builtins.int, builtins.bool)
+_PROMOTE = _dtype._PROMOTE
+_bool = _dtype.bool
+
+
+# ---- shapes ---------------------------------------------------------------------------
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of the given shapes broadcast to (PyTorch's rules)."""
+    if len(shapes) == 2 and shapes[0] == shapes[1]:
+        return tuple(shapes[0])
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        off = ndim - len(s)
+        for i, n in enumerate(s):
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(s)}")
+            cur = out[off + i]
+            if cur == 1:
+                out[off + i] = n
+            elif n != 1 and n != cur:
+                raise RuntimeError(
+                    f"The size of tensor a ({cur}) must match the size of tensor b ({n}) at "
+                    f"non-singleton dimension {off + i}")
+    return tuple(out)
+
+
+def expand_strides(t, shape):
+    """Strides of ``t`` viewed at the broadcast ``shape`` (0 where it is broadcast)."""
+    if t._shape == shape:
+        return t._stride
+    off = len(shape) - len(t._shape)
+    st = [0] * off
+    for n, s, target in zip(t._shape, t._stride, shape[off:]):
+        st.append(s if n == target else 0)
+    return tuple(st)
+
+
+# ---- dtypes and devices ---------------------------------------------------------------
+
+def result_dtype(operands):
+    """PyTorch's result type of tensors and Python scalars (see _dtype.result_type_of)."""
+    dims, zeros, cats = [], [], []
+    for x in operands:
+        if x.__class__ is _T or isinstance(x, _T):
+            (dims if x._shape else zeros).append(x.dtype)
+        else:
+            cats.append(_dtype.scalar_category(x))
+    return _dtype.result_type_of(dims, zeros, cats)
+
+
+def common_device(op, tensors):
+    """The device of the op; 0-d CPU tensors may join CUDA tensors, as in PyTorch."""
+    dev = None
+    for t in tensors:
+        d = t._storage.device
+        if dev is None or dev is d:
+            dev = d
+        elif dev.type == "cpu" and not _dim_on(tensors, dev):
+            dev = d
+        elif d.type == "cpu" and not t._shape:
+            continue
+        else:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {dev} and {d}! (when checking arguments "
+                               f"for {op})")
+    return dev
+
+
+def _dim_on(tensors, dev):
+    return any(t._shape and t._storage.device is dev for t in tensors)
+
+
+_scalars = {}
+
+
+def scalar_tensor(value, dtype, device):
+    """A cached 0-d tensor holding a Python number (read-only by convention)."""
+    key = (value.__class__, value, dtype, device)
+    t = _scalars.get(key)
+    if t is None:
+        t = alloc.empty((), dtype, device)
+        alloc.backend(device).copy.fill(t, value)
+        if len(_scalars) > 1024:
+            _scalars.clear()
+        _scalars[key] = t
+    return t
+
+
+def as_operand(x, dtype, device):
+    """``x`` (tensor or number) as a tensor of ``dtype`` on ``device`` (copying if needed)."""
+    if x.__class__ is not _T and not isinstance(x, _T):
+        return scalar_tensor(x, dtype, device)
+    if x.dtype is not dtype or x._storage.device is not device:
+        return convert(x, dtype, device)
+    return x
+
+
+def convert(x, dtype, device):
+    """A copy of ``x`` converted to ``dtype`` and moved to ``device``."""
+    if x._storage.device is not device:
+        from .creation import to_device
+        x = to_device(x, device)
+        if x.dtype is dtype:
+            return x
+    out = alloc.empty(x._shape, dtype, device)
+    alloc.backend(device).copy.copy(out, x, x._stride)
+    return out
+
+
+# ---- outputs --------------------------------------------------------------------------
+
+def check_out(op, out, shape, dtype, is_inplace):
+    """Validates an ``out=`` or in-place target; resizes an ``out=`` tensor of another shape
+    (with PyTorch's warning when it was not empty). Returns the tensor to write into."""
+    if not isinstance(out, _T):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if not _dtype.can_cast(dtype, out.dtype):
+        raise RuntimeError(f"result type {_NAMES[dtype]} can't be cast to the desired output "
+                           f"type {_NAMES[out.dtype]}")
+    if out._shape != shape:
+        if is_inplace:
+            raise RuntimeError(f"output with shape {list(out._shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+        if out.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(out._shape)}, which does not match the required output shape "
+                          f"{list(shape)}. This behavior is deprecated.", UserWarning)
+        from .views import resize_
+        resize_(out, shape)
+    out._storage.version += 1
+    return out
+
+
+_NAMES = {_dtype.float32: "Float", _dtype.float64: "Double", _dtype.float16: "Half",
+          _dtype.bfloat16: "BFloat16", _dtype.int64: "Long", _dtype.int32: "Int",
+          _dtype.int16: "Short", _dtype.int8: "Char", _dtype.uint8: "Byte", _dtype.bool: "Bool"}
+
+
+def type_name(dtype):
+    """PyTorch's scalar type name of a dtype ('Float', 'Long', ...), used in error messages."""
+    return _NAMES[dtype]
+
+
+def _output(op, out, shape, dtype, device, is_inplace):
+    """The tensor a kernel writes into, and the tensor to copy it to afterwards (or None)."""
+    if out is None:
+        return alloc.empty(shape, dtype, device), None
+    target = check_out(op, out, shape, dtype, is_inplace)
+    if target.dtype is dtype and target._storage.device is device:
+        return target, None
+    return alloc.empty(shape, dtype, device), target
+
+
+def _finish(result, target):
+    if target is None:
+        return result
+    alloc.backend(target._storage.device).copy.copy(target, result, result._stride)
+    return target
+
+
+# ---- the three arities ----------------------------------------------------------------
+
+def compute_dtypes(promote, dtype):
+    """(compute dtype, result dtype) for a promotion rule and the promoted input dtype."""
+    if promote == "default" or promote == "same":
+        return dtype, dtype
+    if promote == "float":
+        if dtype.category < 2:
+            dtype = _dtype.get_default_dtype()
+        return dtype, dtype
+    return dtype, _bool   # compare, bool
+
+
+def unary(op, kernel, x, out, promote, p0=0.0, p1=0.0, p2=0.0):
+    """Applies a unary kernel elementwise to tensor ``x``."""
+    if not isinstance(x, _T):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    device = x._storage.device
+    cdt, rdt = compute_dtypes(promote, x.dtype)
+    if cdt is not x.dtype:
+        x = convert(x, cdt, device)
+    shape = x._shape
+    res, target = _output(op, out, shape, rdt, device, out is not None and out is x)
+    alloc.backend(device).pointwise.unary(kernel, res, x, x._stride, p0, p1, p2)
+    return _finish(res, target)
+
+
+def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
+    """Applies a binary kernel to broadcast ``a`` and ``b`` (tensors or Python numbers)."""
+    ta = a.__class__ is _T or isinstance(a, _T)
+    tb = b.__class__ is _T or isinstance(b, _T)
+    if ta and tb:
+        device = a._storage.device
+        if b._storage.device is not device:
+            device = common_device(op, (a, b))
+        dt = a.dtype if a.dtype is b.dtype else result_dtype((a, b))
+    elif ta:
+        device = a._storage.device
+        dt = a.dtype if _same_category(a.dtype, b) else result_dtype((a, b))
+    elif tb:
+        device = b._storage.device
+        dt = b.dtype if _same_category(b.dtype, a) else result_dtype((a, b))
+    else:
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(a).__name__}")
+    cdt, rdt = compute_dtypes(promote, dt)
+    if not ta or a.dtype is not cdt or a._storage.device is not device:
+        a = as_operand(a, cdt, device)
+    if not tb or b.dtype is not cdt or b._storage.device is not device:
+        b = as_operand(b, cdt, device)
+    shape = a._shape if a._shape == b._shape else broadcast_shapes(a._shape, b._shape)
+    res, target = _output(op, out, shape, rdt, device, out is not None and out is a)
+    alloc.backend(device).pointwise.binary(kernel, res, a, expand_strides(a, shape), b,
+                                           expand_strides(b, shape), p0, p1, p2)
+    return _finish(res, target)
+
+
+def ternary(op, kernel, a, b, c, out, dtypes, p0=0.0):
+    """Applies a ternary kernel; ``dtypes`` = (dtype of a, dtype of b and c, result dtype)
+    chosen by the caller (where: bool condition; lerp/addcmul: one promoted dtype)."""
+    tensors = [x for x in (a, b, c) if isinstance(x, _T)]
+    device = common_device(op, tensors)
+    da, dbc, rdt = dtypes
+    a = as_operand(a, da, device)
+    b = as_operand(b, dbc, device)
+    c = as_operand(c, dbc, device)
+    shape = broadcast_shapes(a._shape, b._shape, c._shape)
+    res, target = _output(op, out, shape, rdt, device, out is not None and out is a)
+    alloc.backend(device).pointwise.ternary(kernel, res, a, expand_strides(a, shape), b,
+                                            expand_strides(b, shape), c,
+                                            expand_strides(c, shape), p0)
+    return _finish(res, target)
+
+
+def _same_category(dt, scalar):
+    """Whether a Python scalar leaves a tensor's dtype unchanged (the common fast case)."""
+    c = scalar.__class__
+    if c is builtins.float:
+        return dt.category == 2
+    if c is builtins.int:
+        return dt.category >= 1
+    if c is builtins.bool:
+        return True
+    return False
+
+
+# ---- factories for ops.yaml rows of kind unary / binary -------------------------------
+
+def make_unary(op, kernel, promote):
+    def fn(input, *, out=None):
+        return unary(op, kernel, input, out, promote)
+    fn.__name__ = fn.__qualname__ = op
+    return fn
+
+
+def make_binary(op, kernel, promote):
+    def fn(input, other, *, out=None):
+        return binary(op, kernel, input, other, out, promote)
+    fn.__name__ = fn.__qualname__ = op
+    return fn
+
+
+# ---- ops with extra arguments ----------------------------------------------------------
+
+def _check_alpha(a, b, alpha):
+    if isinstance(alpha, builtins.float) and result_dtype((a, b)).category < 2:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a "
+                           "floating point number.")
+
+
+def add(input, other, *, alpha=1, out=None):
+    """input + alpha * other, with broadcasting and type promotion."""
+    if alpha != 1:
+        _check_alpha(input, other, alpha)
+    return binary("add", "add", input, other, out, "default", alpha)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """input - alpha * other."""
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if alpha != 1:
+        _check_alpha(input, other, alpha)
+    return binary("sub", "sub", input, other, out, "default", alpha)
+
+
+def _is_bool(x):
+    return x.__class__ is builtins.bool or (isinstance(x, _T) and x.dtype is _bool)
+
+
+def rsub(input, other, *, alpha=1, out=None):
+    """other - alpha * input."""
+    return sub(other, input, alpha=alpha, out=out) if isinstance(other, _T) else \
+        binary("rsub", "sub", other, input, out, "default", alpha)
+
+
+def reverse(name, tensor, scalar):
+    """``scalar <op> tensor`` for the reflected Python operators (``2 / t``, ``2 ** t``)."""
+    from . import dispatcher
+    fn = dispatcher.function(name)
+    if not isinstance(scalar, _T):
+        scalar = scalar_tensor(scalar, result_dtype((tensor, scalar)), tensor._storage.device)
+    return fn(scalar, tensor)

@@ -1,0 +1,567 @@
+"""Tensor: a strided view over a Storage, with autograd fields.
+
+Ops (``add``, ``sum``, ``view``, ...) are attached as methods by the dispatcher from
+``ops.yaml``; this file holds what is a property of the tensor object itself.
+"""
+import builtins
+
+import numpy as np
+
+from . import _dtype
+from ._device import CPU
+
+_new = object.__new__
+
+
+class Tensor:
+    """A multi-dimensional array of one dtype on one device (PyTorch's ``torch.Tensor``)."""
+
+    __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "_requires_grad", "grad",
+                 "grad_fn", "_base", "_retains_grad", "_hooks", "__weakref__", "__dict__")
+
+    # ``framework.Tensor(data)`` / ``framework.Tensor(2, 3)`` as in PyTorch.
+    def __new__(cls, *args, device=None):
+        from ._ops import creation
+        if len(args) == 1 and not isinstance(args[0], int):
+            return creation.tensor(args[0], dtype=_dtype.get_default_dtype(), device=device)
+        return creation.empty(*args, dtype=_dtype.get_default_dtype(), device=device)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @staticmethod
+    def _make(storage, shape, stride, offset, dtype):
+        """A tensor over existing storage (no copy, no checks)."""
+        t = _new(Tensor)
+        t._storage = storage
+        t._shape = shape
+        t._stride = stride
+        t._offset = offset
+        t.dtype = dtype
+        t._requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._base = None
+        return t
+
+    # ---- metadata --------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        """The shape as a ``framework.Size``, or the size of one dim."""
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_wrap_dim(dim, len(self._shape), "size")]
+
+    def stride(self, dim=None):
+        """Strides in elements, or the stride of one dim."""
+        if dim is None:
+            return self._stride
+        return self._stride[_wrap_dim(dim, len(self._shape), "stride")]
+
+    def dim(self):
+        return len(self._shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    def numel(self):
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.dtype.itemsize
+
+    def storage_offset(self):
+        return self._offset
+
+    def data_ptr(self):
+        return self._storage.ptr + self._offset * self.dtype.itemsize
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    def get_device(self):
+        d = self._storage.device
+        return -1 if d.type == "cpu" else d.index
+
+    @property
+    def is_cuda(self):
+        return self._storage.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self._storage.device.type == "cpu"
+
+    @property
+    def is_meta(self):
+        return False
+
+    @property
+    def layout(self):
+        return "strided"
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def is_contiguous(self, memory_format=None):
+        """Whether elements are laid out row-major without gaps (size-1 dims ignored)."""
+        expected = 1
+        for n, st in zip(reversed(self._shape), reversed(self._stride)):
+            if n != 1:
+                if st != expected:
+                    return False
+                expected *= n
+        return True
+
+    def is_set_to(self, other):
+        return (self._storage is other._storage and self._offset == other._offset
+                and self._shape == other._shape and self._stride == other._stride)
+
+    def _is_view(self):
+        return self._base is not None
+
+    def untyped_storage(self):
+        return _UntypedStorage(self._storage)
+
+    @property
+    def _version(self):
+        return self._storage.version
+
+    # ---- autograd fields (the engine lives in framework.autograd) --------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Sets whether autograd records operations on this (leaf) tensor."""
+        if requires_grad and not (self.dtype.is_floating_point):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        self._requires_grad = builtins.bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, other):
+        self._storage, self._shape, self._stride = other._storage, other._shape, other._stride
+        self._offset, self.dtype = other._offset, other.dtype
+
+    def detach(self):
+        """A view of the same data that does not require grad."""
+        return Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype)
+
+    def detach_(self):
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # ---- conversion to Python and NumPy ----------------------------------------------
+    def _host_array(self):
+        """A NumPy view of the data (CPU) or a host copy (CUDA); bfloat16 widened to float32."""
+        t = self if self._storage.device.type == "cpu" else self.cpu()
+        item = t.dtype.itemsize
+        arr = np.ndarray(t._shape, dtype=t.dtype.np, buffer=t._storage.buf,
+                         offset=t._offset * item, strides=tuple(s * item for s in t._stride))
+        if t.dtype is _dtype.bfloat16:
+            arr = (arr.astype(np.uint32) << 16).view(np.float32)
+        return arr
+
+    def numpy(self, *, force=False):
+        """A NumPy array sharing this CPU tensor's memory."""
+        if not force:
+            if self._storage.device.type != "cpu":
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            if self._requires_grad:
+                raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                                   "tensor.detach().numpy() instead.")
+        if self.dtype is _dtype.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self._host_array()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.detach().numpy() if self._storage.device.type == "cpu" else self._host_array()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
+                               "Scalar")
+        return self._host_array().reshape(()).item()
+
+    def tolist(self):
+        """The data as (nested) Python lists of numbers."""
+        return self._host_array().tolist()
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return builtins.bool(self.item())
+
+    def __float__(self):
+        return builtins.float(self.item())
+
+    def __int__(self):
+        return builtins.int(self.item())
+
+    def __index__(self):
+        if self.dtype.category == 2 or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        from . import _tensor_str
+        return _tensor_str.repr_tensor(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __deepcopy__(self, memo):
+        out = self.clone()
+        out._requires_grad = self._requires_grad
+        memo[id(self)] = out
+        return out
+
+    def __reduce_ex__(self, protocol):
+        from ._ops import creation
+        return (creation._rebuild, (self.cpu()._host_array().copy(), self.dtype.name,
+                                   str(self.device), self._requires_grad))
+
+    # ---- dtype and device conversion -------------------------------------------------
+    def to(self, *args, **kwargs):
+        """Returns a tensor with the given dtype and/or device (self if nothing changes)."""
+        from ._ops import creation
+        return creation.to(self, *args, **kwargs)
+
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            return "framework." + _TYPE_NAMES[self.dtype]
+        return self.to(dtype)
+
+    def cpu(self, memory_format=None):
+        return self if self._storage.device.type == "cpu" else self.to(CPU)
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        return self.to("cuda" if device is None else device, non_blocking=non_blocking)
+
+    def float(self, memory_format=None):
+        return self.to(_dtype.float32)
+
+    def double(self, memory_format=None):
+        return self.to(_dtype.float64)
+
+    def half(self, memory_format=None):
+        return self.to(_dtype.float16)
+
+    def bfloat16(self, memory_format=None):
+        return self.to(_dtype.bfloat16)
+
+    def long(self, memory_format=None):
+        return self.to(_dtype.int64)
+
+    def int(self, memory_format=None):
+        return self.to(_dtype.int32)
+
+    def short(self, memory_format=None):
+        return self.to(_dtype.int16)
+
+    def char(self, memory_format=None):
+        return self.to(_dtype.int8)
+
+    def byte(self, memory_format=None):
+        return self.to(_dtype.uint8)
+
+    def bool(self, memory_format=None):
+        return self.to(_dtype.bool)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # ---- Python operators (the ops come from the dispatcher) -------------------------
+    def __add__(self, other):
+        return self.add(other)
+
+    def __radd__(self, other):
+        return self.add(other)
+
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __sub__(self, other):
+        return self.sub(other)
+
+    def __rsub__(self, other):
+        from . import _ops
+        return _ops.pointwise.rsub(self, other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __mul__(self, other):
+        return self.mul(other)
+
+    def __rmul__(self, other):
+        return self.mul(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __truediv__(self, other):
+        return self.div(other)
+
+    def __rtruediv__(self, other):
+        from . import _ops
+        return _ops.pointwise.reverse("div", self, other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    def __floordiv__(self, other):
+        return self.floor_divide(other)
+
+    def __rfloordiv__(self, other):
+        from . import _ops
+        return _ops.pointwise.reverse("floor_divide", self, other)
+
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
+    def __mod__(self, other):
+        return self.remainder(other)
+
+    def __rmod__(self, other):
+        from . import _ops
+        return _ops.pointwise.reverse("remainder", self, other)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def __pow__(self, other):
+        return self.pow(other)
+
+    def __rpow__(self, other):
+        from . import _ops
+        return _ops.pointwise.reverse("pow", self, other)
+
+    def __ipow__(self, other):
+        return self.pow_(other)
+
+    def __matmul__(self, other):
+        return self.matmul(other)
+
+    def __rmatmul__(self, other):
+        from . import _ops
+        return _ops.pointwise.reverse("matmul", self, other)
+
+    def __neg__(self):
+        return self.neg()
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self.abs()
+
+    def __invert__(self):
+        return self.bitwise_not()
+
+    def __and__(self, other):
+        return self.bitwise_and(other)
+
+    def __rand__(self, other):
+        return self.bitwise_and(other)
+
+    def __iand__(self, other):
+        return self.bitwise_and_(other)
+
+    def __or__(self, other):
+        return self.bitwise_or(other)
+
+    def __ror__(self, other):
+        return self.bitwise_or(other)
+
+    def __ior__(self, other):
+        return self.bitwise_or_(other)
+
+    def __xor__(self, other):
+        return self.bitwise_xor(other)
+
+    def __rxor__(self, other):
+        return self.bitwise_xor(other)
+
+    def __ixor__(self, other):
+        return self.bitwise_xor_(other)
+
+    def __lshift__(self, other):
+        return self.bitwise_left_shift(other)
+
+    def __rshift__(self, other):
+        return self.bitwise_right_shift(other)
+
+    def __eq__(self, other):
+        return self.eq(other)
+
+    def __ne__(self, other):
+        return self.ne(other)
+
+    def __lt__(self, other):
+        return self.lt(other)
+
+    def __le__(self, other):
+        return self.le(other)
+
+    def __gt__(self, other):
+        return self.gt(other)
+
+    def __ge__(self, other):
+        return self.ge(other)
+
+    def __getitem__(self, index):
+        from ._ops import indexing
+        return indexing.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        from ._ops import indexing
+        indexing.setitem(self, index, value)
+
+    @property
+    def T(self):
+        if self.dim() > 2:
+            raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 to reverse "
+                               "their shape is not supported.")
+        return self.permute(*range(self.dim() - 1, -1, -1))
+
+    @property
+    def mT(self):
+        if self.dim() < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.dim()}-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):
+        return self.T
+
+    @property
+    def mH(self):
+        return self.mT
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints (PyTorch's ``torch.Size``)."""
+
+    def __repr__(self):
+        return f"framework.Size([{', '.join(str(s) for s in self)}])"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+
+class _UntypedStorage:
+    """What Triton's interpreter needs of ``tensor.untyped_storage()``."""
+
+    __slots__ = ("_s",)
+
+    def __init__(self, storage):
+        self._s = storage
+
+    def data_ptr(self):
+        return self._s.ptr
+
+    def size(self):
+        return self._s.nbytes
+
+    def nbytes(self):
+        return self._s.nbytes
+
+    @property
+    def device(self):
+        return self._s.device
+
+
+_TYPE_NAMES = {
+    _dtype.float32: "FloatTensor", _dtype.float64: "DoubleTensor", _dtype.float16: "HalfTensor",
+    _dtype.bfloat16: "BFloat16Tensor", _dtype.int64: "LongTensor", _dtype.int32: "IntTensor",
+    _dtype.int16: "ShortTensor", _dtype.int8: "CharTensor", _dtype.uint8: "ByteTensor",
+    _dtype.bool: "BoolTensor",
+}
+
+
+def _wrap_dim(dim, ndim, op="dim"):
+    """Turns a possibly negative dim into an index in [0, ndim), with PyTorch's IndexError."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim

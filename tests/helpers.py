@@ -1,0 +1,58 @@
+"""Shared test helpers: references in float64 and per-dtype tolerances."""
+import numpy as np
+
+import framework as fw
+
+# (rtol, atol) per dtype for results compared with a float64 reference
+TOL = {
+    fw.float16: (1e-3, 1e-3), fw.bfloat16: (1.6e-2, 1e-2), fw.float32: (1.3e-6, 1e-5),
+    fw.float64: (1e-12, 1e-12),
+}
+
+NP_OF = {fw.bool: np.bool_, fw.uint8: np.uint8, fw.int8: np.int8, fw.int16: np.int16,
+         fw.int32: np.int32, fw.int64: np.int64, fw.float16: np.float16,
+         fw.bfloat16: np.float32, fw.float32: np.float32, fw.float64: np.float64}
+
+FLOAT_DTYPES = [fw.float16, fw.bfloat16, fw.float32, fw.float64]
+INT_DTYPES = [fw.uint8, fw.int8, fw.int16, fw.int32, fw.int64]
+ALL_DTYPES = [fw.bool] + INT_DTYPES + FLOAT_DTYPES
+
+
+def to_np(t):
+    """A host NumPy copy of a tensor (bfloat16 widened to float32)."""
+    return np.array(t.detach().cpu()._host_array())
+
+
+def make(shape, dtype, device, low=-5, high=5, noncontig=False, seed=None):
+    """A random tensor and its NumPy value; noncontig gives a strided (every other column)
+    view with the same values."""
+    rng = np.random.default_rng(seed)
+    if dtype is fw.bool:
+        arr = rng.random(shape) > 0.5
+    elif dtype.is_floating_point:
+        arr = rng.uniform(low, high, shape)
+    else:
+        lo = 0 if dtype is fw.uint8 else low
+        arr = rng.integers(lo, high, shape)
+    if noncontig and len(shape) >= 1:
+        big = np.zeros(tuple(shape[:-1]) + (shape[-1] * 2,), arr.dtype)
+        big[..., ::2] = arr
+        t = fw.tensor(big, dtype=dtype, device=device)[..., ::2]
+    else:
+        t = fw.tensor(arr, dtype=dtype, device=device)
+    return t, to_np(t)
+
+
+def assert_close(actual, expected, dtype=None, rtol=None, atol=None, equal_nan=True):
+    """Compares a tensor with a NumPy reference using the dtype's tolerance."""
+    dtype = dtype or actual.dtype
+    a = to_np(actual)
+    e = np.asarray(expected)
+    assert a.shape == e.shape, f"shape {a.shape} != expected {e.shape}"
+    if dtype.is_floating_point:
+        r, t = TOL[dtype]
+        np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64),
+                                   rtol=rtol if rtol is not None else r,
+                                   atol=atol if atol is not None else t, equal_nan=equal_nan)
+    else:
+        np.testing.assert_array_equal(a, e)
