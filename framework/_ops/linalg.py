@@ -47,14 +47,14 @@ def _no_bool(kernel, dtype):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
-def _result(out, shape, dtype, device):
+def _result(out, shape, dtype, device, inplace=False):
     """The tensor the kernel writes: a new one, or ``out`` (PyTorch requires its dtype)."""
     if out is None:
         return alloc.empty(shape, dtype, device)
     if isinstance(out, _T) and out.dtype is not dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp(dtype)}, but got "
                            f"{_cpp(out.dtype)} instead")
-    return check_out("matmul", out, shape, dtype, False)
+    return check_out("matmul", out, shape, dtype, inplace)
 
 
 def _gemm(res, a, b, c=None, beta=0, alpha=1):
@@ -83,7 +83,7 @@ def _check_scalars(dtype, beta, alpha):
 
 def _product(op, dtype, device, shape, a, b, c, beta, alpha, out):
     beta, alpha = _check_scalars(dtype, beta, alpha)
-    res = _result(out, shape, dtype, device)
+    res = _result(out, shape, dtype, device, out is not None and out is c)
     return _gemm(res, a, b, c, beta, alpha)
 
 
@@ -231,7 +231,7 @@ def _mv(input, mat, vec, beta, alpha, out):
     dev = _device("addmv", (mat, vec) if input is None else (input, mat, vec))
     beta, alpha = _check_scalars(mat.dtype, beta, alpha)
     n = mat._shape[0]
-    res = _result(out, (n,), mat.dtype, dev)
+    res = _result(out, (n,), mat.dtype, dev, out is not None and out is input)
     col = views.unsqueeze(res, 1)     # (n, 1) view: the kernel writes through it
     c = views.unsqueeze(input, -1) if input is not None and input.dim() == 1 else input
     _gemm(col, mat, views.unsqueeze(vec, 1), c, beta, alpha)
