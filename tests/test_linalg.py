@@ -400,6 +400,15 @@ ERRORS = [
     "m.linalg.svd(m.ones(3, 3, dtype=m.float16))",
     "m.linalg.lstsq(m.ones(3, 2), m.ones(4, 1))",
     "m.linalg.qr(m.ones(3, 2), mode='bad')",
+    "m.linalg.multi_dot([m.ones(2, 3)])",
+    "m.linalg.multi_dot([m.ones(2, 3), m.ones(4, 4)])",
+    "m.linalg.multi_dot([m.ones(2, 3, 3), m.ones(3, 4)])",
+    "m.linalg.multi_dot([m.ones(2, 3), m.ones(3, 4, dtype=m.float64)])",
+    "m.linalg.matrix_power(m.ones(3, 4), 3)",
+    "m.linalg.matrix_power(m.eye(3, dtype=m.int64), -1)",
+    "m.linalg.matrix_rank(m.ones(3, 2), hermitian=True)",
+    "m.linalg.solve_triangular(m.eye(3), m.ones(3), upper=True)",
+    "m.linalg.solve_triangular(m.eye(3), m.ones(4, 2), upper=True)",
 ]
 
 
@@ -423,3 +432,63 @@ def test_errors_match_torch(expr):
                                                                if isinstance(got, k))
     if isinstance(ref, torch.linalg.LinAlgError):
         assert isinstance(got, fw.linalg.LinAlgError)
+
+
+def test_more_lapack(device):
+    a = spd(4, (2,), 5)
+    ta = fw.tensor(a, dtype=fw.float64, device=device)
+    sign, logabs = fw.linalg.slogdet(-ta)
+    ref = np.linalg.slogdet(-a)
+    np.testing.assert_allclose(to_np(sign), ref[0])
+    np.testing.assert_allclose(to_np(logabs), ref[1], rtol=1e-12)
+    assert math.isnan(fw.logdet(fw.tensor(-spd(3), device=device)).item())  # det < 0
+    r = np.random.default_rng(6).standard_normal((2, 5, 3))
+    tr = fw.tensor(r, dtype=fw.float64, device=device)
+    np.testing.assert_allclose(to_np(fw.linalg.pinv(tr)), np.linalg.pinv(r), rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(to_np(fw.linalg.svdvals(tr)), np.linalg.svd(r, compute_uv=False))
+    np.testing.assert_allclose(to_np(fw.linalg.eigvalsh(ta, UPLO="U")), np.linalg.eigvalsh(a))
+    low = r[0] @ r[0].T  # rank 3 of 5
+    assert fw.linalg.matrix_rank(fw.tensor(low, device=device)).item() == 3
+    assert fw.linalg.matrix_rank(fw.tensor(low, device=device), hermitian=True).item() == 3
+    b = np.random.default_rng(7).standard_normal((2, 4, 3))
+    tb = fw.tensor(b, dtype=fw.float64, device=device)
+    for upper in (True, False):
+        t = np.triu(a) if upper else np.tril(a)
+        x = fw.linalg.solve_triangular(ta, tb, upper=upper)
+        np.testing.assert_allclose(to_np(x), np.linalg.solve(t, b), rtol=1e-10)
+        x = fw.linalg.solve_triangular(ta, tb.mT, upper=upper, left=False)
+        np.testing.assert_allclose(to_np(x) @ t, np.swapaxes(b, -1, -2), rtol=1e-10,
+                                   atol=1e-12)
+        u = t - np.einsum("...ii->...i", t)[..., None] * np.eye(4) + np.eye(4)
+        x = fw.linalg.solve_triangular(ta, tb, upper=upper, unitriangular=True)
+        np.testing.assert_allclose(to_np(x), np.linalg.solve(u, b), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, -2])
+def test_matrix_power(device, n):
+    a = spd(3, (2,), 8) / 4
+    got = fw.linalg.matrix_power(fw.tensor(a, device=device), n)
+    ref = np.stack([np.linalg.matrix_power(m, n) for m in a])
+    np.testing.assert_allclose(to_np(got), ref, rtol=1e-4, atol=1e-5)
+    i = fw.tensor([[1, 1], [1, 0]], dtype=fw.int64, device=device)
+    assert fw.matrix_power(i, 10).tolist() == [[89, 55], [55, 34]]
+
+
+def test_multi_dot_order_and_vectors(device):
+    a, na = rand((30,), fw.float64, device, 50)
+    b, nb = rand((30, 2), fw.float64, device, 51, "T")
+    c, nc = rand((2, 40), fw.float64, device, 52)
+    d, nd = rand((40,), fw.float64, device, 53)
+    check(fw.linalg.multi_dot([a, b, c, d]), na @ nb @ nc @ nd, fw.float64)
+    check(fw.linalg.multi_dot([b, c]), nb @ nc, fw.float64)
+
+
+def test_tuple_out(device):
+    a = fw.tensor(spd(3, (), 9), device=device)
+    w, v = fw.empty(0, device=device), fw.empty(0, device=device)
+    r = fw.linalg.eigh(a, out=(w, v))
+    assert r.eigenvalues is w and r[1] is v
+    np.testing.assert_allclose(to_np(w), np.linalg.eigvalsh(spd(3, (), 9)), rtol=1e-5)
+    u, s, vt = fw.svd(a, compute_uv=False)
+    assert u.shape == (3, 3) and to_np(u).max() == 0 and to_np(vt).max() == 0

@@ -471,3 +471,102 @@ def vecdot(x, y, *, dim=-1, out=None):
     res = _gemm(alloc.empty(lead + (1, 1), x.dtype, dev), views.unsqueeze(xb, -2),
                 views.unsqueeze(yb, -1))
     return _copy_out(views.reshape(res, lead), out)
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (the first may be a row vector and the last a
+    column vector, given as 1-d tensors); the order is chosen to minimise the work."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    for i, t in enumerate(ts):
+        _check_tensor("linalg_multi_dot", t, 1, "tensors")
+        where = "first" if i == 0 else "last" if i == len(ts) - 1 else None
+        if where and t.dim() not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the {where} tensor must be 1D or 2D but got "
+                               f"{t.dim()}D")
+        if not where and t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+        if t.dtype is not ts[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {_cpp(ts[0].dtype)} and tensor {i} {_cpp(t.dtype)}")
+    first_vec, last_vec = ts[0].dim() == 1, ts[-1].dim() == 1
+    mats = [views.unsqueeze(ts[0], 0) if first_vec else ts[0]] + ts[1:-1] + \
+        [views.unsqueeze(ts[-1], 1) if last_vec else ts[-1]]
+    for i in range(len(mats) - 1):
+        if mats[i]._shape[1] != mats[i + 1]._shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(ts[i]._shape)} and {list(ts[i + 1]._shape)} cannot be "
+                               f"multiplied")
+    res = _chain(mats, _chain_order(mats), 0, len(mats) - 1)
+    if first_vec:
+        res = views.squeeze(res, 0)
+    if last_vec:
+        res = views.squeeze(res, -1)
+    return _copy_out(res, out)
+
+
+def _chain_order(mats):
+    """split[i][j]: where the cheapest parenthesisation of mats[i..j] splits (classic
+    dynamic programme over the matrix dims)."""
+    dims = [m._shape[0] for m in mats] + [mats[-1]._shape[1]]
+    n = len(mats)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(mats, split, i, j):
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    a, b = _chain(mats, split, i, k), _chain(mats, split, k + 1, j)
+    _no_bool("addmm_impl_cpu_", a.dtype)
+    return _gemm(alloc.empty((a._shape[0], b._shape[1]), a.dtype, a._storage.device), a, b)
+
+
+def matrix_power(A, n, *, out=None):
+    """A^n for square matrices (batched) by repeated squaring; n = 0 gives the identity and
+    n < 0 the power of the inverse."""
+    _check_tensor("linalg_matrix_power", A, 1, "A")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A._shape[-1] != A._shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
+                           f"they are {A._shape[-2]} by {A._shape[-1]} matrices")
+    if n < 0:
+        from .linalg_lapack import inv
+        A, n = inv(A), -n
+    dev = A._storage.device
+    if n == 0:
+        res = alloc.empty(A._shape, A.dtype, dev)
+        alloc.backend(dev).copy.fill(res, 0)
+        alloc.backend(dev).copy.fill(views.diagonal(res, 0, -2, -1), 1)
+        return _copy_out(res, out)
+    _no_bool("bmm", A.dtype)
+    res, base = None, A
+    while n:
+        if n & 1:
+            res = base if res is None else _gemm(alloc.empty(A._shape, A.dtype, dev), res, base)
+        n >>= 1
+        if n:
+            base = _gemm(alloc.empty(A._shape, A.dtype, dev), base, base)
+    if res is A:
+        res = views.clone(A)
+    return _copy_out(res, out)
+
+
+def chain_matmul(*matrices, out=None):
+    """Deprecated PyTorch name of :func:`framework.linalg.multi_dot` for 2-d matrices."""
+    if len(matrices) == 1:
+        return views.clone(matrices[0])
+    return multi_dot(matrices, out=out)

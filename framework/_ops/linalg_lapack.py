@@ -25,6 +25,7 @@ _qr_t = collections.namedtuple("linalg_qr", ["Q", "R"])
 _svd_t = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
 _old_svd_t = collections.namedtuple("svd", ["U", "S", "V"])
 _eigh_t = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+_slogdet_t = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 _lstsq_t = collections.namedtuple("linalg_lstsq",
                                   ["solution", "residuals", "rank", "singular_values"])
 
@@ -206,7 +207,7 @@ def qr(A, mode="reduced", *, out=None):
     dev = A._storage.device
     if mode == "r":
         q = np.zeros((0,), q.dtype)
-    return _qr_t(_back(q, A.dtype, dev), _back(r, A.dtype, dev))
+    return _finish_all(_qr_t(_back(q, A.dtype, dev), _back(r, A.dtype, dev)), out)
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
@@ -218,7 +219,8 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     _check_matrix("linalg.svd", A, square=False)
     u, s, vh = np.linalg.svd(_host(A), full_matrices=full_matrices)
     dev = A._storage.device
-    return _svd_t(_back(u, A.dtype, dev), _back(s, A.dtype, dev), _back(vh, A.dtype, dev))
+    return _finish_all(_svd_t(_back(u, A.dtype, dev), _back(s, A.dtype, dev),
+                              _back(vh, A.dtype, dev)), out)
 
 
 def det_alias(input):
@@ -229,12 +231,12 @@ def det_alias(input):
 def svd_(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: returns (U, S, V) with V (not its transpose); ``some`` gives the reduced
     form. Without ``compute_uv`` U and V are zero-filled."""
-    u, s, vh = svd(input, full_matrices=not some)
+    u, s, vh = svd(input, full_matrices=not some or not compute_uv)
     v = vh.mT
     if not compute_uv:
         from .creation import zeros_like
         u, v = zeros_like(u), zeros_like(v)
-    return _old_svd_t(u, s, v)
+    return _finish_all(_old_svd_t(u, s, v), out)
 
 
 def eigh(A, UPLO="L", *, out=None):
@@ -246,7 +248,7 @@ def eigh(A, UPLO="L", *, out=None):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     w, v = np.linalg.eigh(_host(A), UPLO=UPLO)
     dev = A._storage.device
-    return _eigh_t(_back(w, A.dtype, dev), _back(v, A.dtype, dev))
+    return _finish_all(_eigh_t(_back(w, A.dtype, dev), _back(v, A.dtype, dev)), out)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -286,6 +288,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
                     _back(np.array(ranks).reshape(batch), _dtype.int64, dev),
                     _back(np.stack(svs).reshape(batch + (min(m, n),)) if svs else
                           np.zeros(batch + (min(m, n),), a.dtype), A.dtype, dev))
+
+
+def _finish_all(results, out):
+    """Copies a tuple of results into the tensors of a tuple ``out=`` (then returns those)."""
+    if out is None:
+        return results
+    if len(out) != len(results):
+        raise RuntimeError(f"expected out to be a tuple of {len(results)} tensors, got "
+                           f"{len(out)}")
+    return type(results)(*[_finish(r, o) for r, o in zip(results, out)])
 
 
 def _finish(res, out):
@@ -422,3 +434,130 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     if A.dim() == 1:
         return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
+
+
+# ---- more LAPACK-backed functions ---------------------------------------------------------
+
+def slogdet(A, *, out=None):
+    """(sign, log|det|) of each square matrix: stable where det itself would overflow."""
+    _check_float("linalg.slogdet", A, low_precision=False)
+    if A.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{type_name(A.dtype)}'")
+    _check_matrix("linalg.slogdet", A)
+    sign, logabs = np.linalg.slogdet(_host(A))
+    dev = A._storage.device
+    return _finish_all(_slogdet_t(_back(sign, A.dtype, dev), _back(logabs, A.dtype, dev)), out)
+
+
+def slogdet_alias(input):
+    """torch.slogdet: alias of :func:`framework.linalg.slogdet`."""
+    return slogdet(input)
+
+
+def logdet(input):
+    """log(det(input)): nan for a negative determinant, -inf for a singular matrix."""
+    sign, logabs = np.linalg.slogdet(_host(_check_logdet(input)))
+    r = np.where(sign < 0, np.nan, logabs)
+    return _back(r, input.dtype, input._storage.device)
+
+
+def _check_logdet(x):
+    _check_float("linalg.det", x, low_precision=False)
+    _check_matrix("linalg.det", x)
+    return x
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * sigma_max) are
+    treated as zero (rtol defaults to eps * max(m, n) when atol is not given)."""
+    _check_float("linalg.pinv", A, low_precision=False)
+    _check_matrix("linalg.pinv", A, square=False)
+    a = _host(A)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    cut = _cutoff(a, s, atol, rtol)
+    inv_s = np.where(s > cut[..., None], 1.0 / np.where(s == 0, 1, s), 0.0)
+    r = np.matmul(np.swapaxes(vh, -1, -2) * inv_s[..., None, :], np.swapaxes(u, -1, -2))
+    return _finish(_back(r, A.dtype, A._storage.device), out)
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: pseudo-inverse with relative cutoff ``rcond``."""
+    return pinv(input, rtol=rcond)
+
+
+def _cutoff(a, s, atol, rtol):
+    smax = s.max(-1) if s.shape[-1] else np.zeros(s.shape[:-1])
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else np.finfo(a.dtype).eps * max(a.shape[-2:])
+    return np.maximum(0.0 if atol is None else atol, rtol * smax)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return _finish(eigh(A, UPLO).eigenvalues, out)
+
+
+def svdvals(A, *, driver=None, out=None):
+    """Singular values (descending) of each matrix."""
+    _check_float("linalg.svd", A, low_precision=False)
+    _check_matrix("linalg.svd", A, square=False)
+    s = np.linalg.svd(_host(A), compute_uv=False)
+    return _finish(_back(s, A.dtype, A._storage.device), out)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """Number of singular values above max(atol, rtol * sigma_max) (an int64 tensor)."""
+    _check_float("linalg.matrix_rank", A, low_precision=False)
+    if hermitian:
+        s = np.abs(_host(eigh(A).eigenvalues))
+    else:
+        _check_matrix("linalg.matrix_rank", A, square=False)
+        s = np.linalg.svd(_host(A), compute_uv=False)
+    cut = _cutoff(_host(A), s, atol, rtol)
+    r = (s > cut[..., None]).sum(-1)
+    return _finish(_back(r, _dtype.int64, A._storage.device), out)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """Solution X of A X = B (or X A = B) for triangular A, reading only its ``upper`` or
+    lower triangle (with ones on the diagonal when ``unitriangular``)."""
+    _check_float("linalg.solve_triangular", A, low_precision=False)
+    _check_matrix("linalg.solve_triangular", A)
+    if B.dim() < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {type_name(A.dtype)} and B of type "
+                           f"{type_name(B.dtype)} instead")
+    a, b = _host(A), _host(B)
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {eq} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        t = t - np.einsum("...ii->...i", t)[..., None] * np.eye(n) + np.eye(n)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        t, b = np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)
+    batch = np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = _triangular(np.broadcast_to(t, batch + t.shape[-2:]),
+                        np.broadcast_to(b, batch + b.shape[-2:]), upper != (not left))
+    if not left:
+        x = np.swapaxes(x, -1, -2)
+    return _finish(_back(x, A.dtype, A._storage.device), out)
+
+
+def _triangular(t, b, upper):
+    """Back/forward substitution over the last two dims (inf/nan for a zero diagonal, as
+    LAPACK's trtrs would give, instead of an error)."""
+    n = t.shape[-1]
+    x = np.zeros(np.broadcast_shapes(t.shape[:-1], b.shape[:-1]) + (b.shape[-1],),
+                 np.result_type(t, b))
+    order = range(n - 1, -1, -1) if upper else range(n)
+    for i in order:
+        acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
+        x[..., i, :] = acc / t[..., i, i][..., None]
+    return x
