@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "common.h"
+#include "fastcall.h"
 
 namespace fw {
 namespace {
@@ -373,7 +374,6 @@ void matmul(int dt, uintptr_t out, const Shape& so, uintptr_t a, const Shape& sa
   if (std::max({m, n, k}) > kBlasMax) fail("matmul: matrix dimensions must be below 2^31");
   for (int q = 0; q < 3; q++) bt.st[q] = Shape((q == 0 ? so : q == 1 ? sa : sb).begin(),
                                                (q == 0 ? so : q == 1 ? sa : sb).begin() + nd);
-  py::gil_scoped_release nogil;
   if (k == 0) {
     FW_DISPATCH_ALL(dt, "matmul", { scale_out<scalar_t>(out, bt, so, m, n, beta); });
     return;
@@ -388,11 +388,26 @@ void matmul(int dt, uintptr_t out, const Shape& so, uintptr_t a, const Shape& sa
   }
 }
 
+namespace {
+// matmul(dtype, out, out_strides, a, a_strides, b, b_strides, batch_shape, m, n, k, beta, alpha)
+void matmul_fast(const FastArgs& x) {
+  x.expect(13);
+  Shape so = x.shape(2), sa = x.shape(4), sb = x.shape(6), batch = x.shape(7);
+  const int64_t m = x.i(8), n = x.i(9), k = x.i(10);
+  const int dt = (int)x.i(0);
+  const uintptr_t out = x.ptr(1), a = x.ptr(3), b = x.ptr(5);
+  const double beta = x.d(11), alpha = x.d(12);
+  // every Python object is read above: none may be touched once the GIL is released
+  NoGil nogil(shape_numel(batch) * m * n * std::max<int64_t>(k, 1) > (1 << 16));
+  matmul(dt, out, so, a, sa, b, sb, batch, m, n, k, beta, alpha);
+}
+}  // namespace
+
 void register_linalg(py::module_& m) {
-  m.def("matmul", &matmul, "batched strided GEMM: out = beta*out + alpha*a@b",
-        py::arg("dtype"), py::arg("out"), py::arg("out_strides"), py::arg("a"),
-        py::arg("a_strides"), py::arg("b"), py::arg("b_strides"), py::arg("batch_shape"),
-        py::arg("m"), py::arg("n"), py::arg("k"), py::arg("beta") = 0.0, py::arg("alpha") = 1.0);
+  def_fast<matmul_fast>(m, "matmul",
+                        "matmul(dtype, out, out_strides, a, a_strides, b, b_strides, "
+                        "batch_shape, m, n, k, beta, alpha): batched strided GEMM, "
+                        "out = beta*out + alpha*a@b");
   m.def("blas_num_threads", [] { return scipy_openblas_get_num_threads(); },
         "number of threads OpenBLAS uses");
   m.def("blas_set_num_threads", [](int n) {

@@ -250,17 +250,25 @@ def _args(**over):
 def test_errors(over, msg):
     args, keep = _args(**over)
     with pytest.raises(RuntimeError, match=msg):
-        _C.matmul(**args)
+        _C.matmul(*args.values())
+
+
+def test_argument_errors():
+    args, keep = _args()
+    with pytest.raises(ValueError, match="expected 13 arguments"):
+        _C.matmul(*list(args.values())[:-1])
+    with pytest.raises(TypeError):
+        _C.matmul(*list(args.values())[:-2], "x", 1.0)
 
 
 def test_batch_errors():
     out, a, b = np.zeros((2, 2, 3)), np.ones((2, 4)), np.ones((4, 3))
     with pytest.raises(RuntimeError, match="internal overlap"):
         _C.matmul(9, out.ctypes.data, [0, 3, 1], a.ctypes.data, [0, 4, 1], b.ctypes.data,
-                  [0, 3, 1], [2], 2, 3, 4)
+                  [0, 3, 1], [2], 2, 3, 4, 0.0, 1.0)
     with pytest.raises(RuntimeError, match="negative batch size"):
         _C.matmul(9, out.ctypes.data, [6, 3, 1], a.ctypes.data, [0, 4, 1], b.ctypes.data,
-                  [0, 3, 1], [-2], 2, 3, 4)
+                  [0, 3, 1], [-2], 2, 3, 4, 0.0, 1.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
