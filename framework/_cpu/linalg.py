@@ -7,8 +7,7 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
 
     ``a_stride``/``b_stride`` are the operands' strides already broadcast to out's batch
     shape (0 where broadcast); beta == 0 means out is not read."""
-    batch = out._shape[:-2]
-    m, n = out._shape[-2:]
-    k = a._shape[-1]
+    shape = out._shape
     _C.matmul(out.dtype.code, out.data_ptr(), out._stride, a.data_ptr(), a_stride,
-              b.data_ptr(), b_stride, batch, m, n, k, beta, alpha)
+              b.data_ptr(), b_stride, shape[:-2], shape[-2], shape[-1], a._shape[-1], beta,
+              alpha)

@@ -103,8 +103,32 @@ def _mm_checks(a, b, kernel):
     _no_bool(kernel, a.dtype)
 
 
+def _mm_fast(a, b):
+    """a @ b for 2-d tensors of one non-bool dtype on one device with matching inner dims,
+    or None (then the caller's checked path reports the problem). Small products are
+    dominated by Python overhead, hence this short path."""
+    if a.__class__ is not _T or b.__class__ is not _T:
+        return None
+    sa, sb = a._shape, b._shape
+    dt = a.dtype
+    if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0] or dt is not b.dtype or \
+            not dt.category:
+        return None
+    dev = a._storage.device
+    if b._storage.device is not dev:
+        return None
+    res = alloc.empty((sa[0], sb[1]), dt, dev)
+    if sa[0] and sb[1]:
+        alloc.backend(dev).linalg.matmul(res, a, a._stride, b, b._stride, 0, 1)
+    return res
+
+
 def mm(input, mat2, *, out=None):
     """Matrix product of ``input`` (n x m) and ``mat2`` (m x p): an n x p tensor."""
+    if out is None:
+        res = _mm_fast(input, mat2)
+        if res is not None:
+            return res
     _check_tensor("mm", input, 1, "input")
     _check_tensor("mm", mat2, 2, "mat2")
     _mm_checks(input, mat2, "addmm_impl_cpu_")
@@ -307,6 +331,10 @@ def matmul(input, other, *, out=None):
     """Matrix product with PyTorch's rules: 1-d x 1-d is a dot product, 2-d x 1-d a
     matrix-vector product, a 1-d first argument gets a leading 1 (removed afterwards), a
     1-d second argument a trailing 1, and batch dims (all but the last two) broadcast."""
+    if out is None:
+        res = _mm_fast(input, other)
+        if res is not None:
+            return res
     _check_tensor("matmul", input, 1, "input")
     _check_tensor("matmul", other, 2, "other")
     da, db = input.dim(), other.dim()
