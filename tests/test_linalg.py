@@ -492,3 +492,38 @@ def test_tuple_out(device):
     np.testing.assert_allclose(to_np(w), np.linalg.eigvalsh(spd(3, (), 9)), rtol=1e-5)
     u, s, vt = fw.svd(a, compute_uv=False)
     assert u.shape == (3, 3) and to_np(u).max() == 0 and to_np(vt).max() == 0
+
+
+def _random_equation(rng):
+    """A random einsum equation over 1-3 operands with repeated, shared, summed and
+    broadcast (size-1) subscripts, and sizes for each label."""
+    letters = "abcdeF"
+    sizes = {c: int(rng.integers(1, 4)) for c in letters}
+    n_ops = int(rng.integers(1, 4))
+    terms, shapes = [], []
+    for _ in range(n_ops):
+        k = int(rng.integers(0, 4))
+        term = "".join(rng.choice(list(letters), k))
+        terms.append(term)
+        shapes.append(tuple(1 if rng.random() < 0.15 else sizes[c] for c in term))
+    # repeated subscripts within a term must have equal sizes
+    shapes = [tuple(sizes[c] if term.count(c) > 1 else s for c, s in zip(term, shp))
+              for term, shp in zip(terms, shapes)]
+    used = sorted(set("".join(terms)))
+    out = "".join(c for c in used if rng.random() < 0.5)
+    return ",".join(terms) + "->" + out, shapes
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_einsum_random(device, seed):
+    rng = np.random.default_rng(seed)
+    eq, shapes = _random_equation(rng)
+    arrs = [rng.integers(-3, 4, s).astype(np.float64) for s in shapes]
+    ts = [fw.tensor(a, device=device).mT if a.ndim >= 2 and i % 2 else
+          fw.tensor(a, device=device) for i, a in enumerate(arrs)]
+    # the transposed operands need the transposed subscripts
+    terms = eq.split("->")[0].split(",")
+    terms = [t[:-2] + t[-1] + t[-2] if len(t) >= 2 and i % 2 else t for i, t in enumerate(terms)]
+    eq2 = ",".join(terms) + "->" + eq.split("->")[1]
+    ref = torch.einsum(eq2, *[torch.from_numpy(np.array(t.numpy())) for t in ts])
+    check(fw.einsum(eq2, *ts), ref.numpy(), fw.float64)
