@@ -412,20 +412,20 @@ ERRORS = [
 ]
 
 
-def _error(m, expr):
+def _error(m, expr, a=None, b=None):
+    """The exception ``expr`` raises with module ``m`` (or its value if none)."""
     try:
-        eval(expr, {"m": m})
+        return eval(expr, {"m": m, "a": a, "b": b})
     except Exception as e:  # noqa: BLE001 - the type is what the test compares
         return e
-    return None
 
 
 @pytest.mark.parametrize("expr", ERRORS)
 def test_errors_match_torch(expr):
     ref = _error(torch, expr)
     got = _error(fw, expr)
-    assert ref is not None, "torch accepted " + expr
-    assert got is not None, "framework accepted " + expr
+    assert isinstance(ref, Exception), "torch accepted " + expr
+    assert isinstance(got, Exception), "framework accepted " + expr
     assert str(got).split("\n")[0] == str(ref).split("\n")[0]
     kinds = (NotImplementedError, TypeError, RuntimeError)
     assert next(k for k in kinds if isinstance(ref, k)) is next(k for k in kinds
@@ -527,3 +527,27 @@ def test_einsum_random(device, seed):
     eq2 = ",".join(terms) + "->" + eq.split("->")[1]
     ref = torch.einsum(eq2, *[torch.from_numpy(np.array(t.numpy())) for t in ts])
     check(fw.einsum(eq2, *ts), ref.numpy(), fw.float64)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_matmul_random_against_torch(seed):
+    """Random ranks 1-4, sizes 0-3 (often mismatched), some transposed operands: the same
+    shape, values, or error message as torch.matmul (whose folding rules decide which)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        da, db = rng.integers(1, 5, 2)
+        sa, sb = list(rng.integers(0, 4, da)), list(rng.integers(0, 4, db))
+        if rng.random() < 0.7:
+            sb[0 if db == 1 else -2] = sa[-1]
+        ta = torch.from_numpy(rng.integers(-3, 4, sa).astype(np.float32))
+        tb = torch.from_numpy(rng.integers(-3, 4, sb).astype(np.float32))
+        if rng.random() < 0.3 and da >= 2:
+            ta = ta.mT.contiguous().mT
+        fa, fb = fw.from_numpy(ta.numpy()), fw.from_numpy(tb.numpy())
+        assert fa.stride() == ta.stride()
+        ref, got = _error(torch, "m.matmul(a, b)", ta, tb), _error(fw, "m.matmul(a, b)", fa, fb)
+        if isinstance(ref, Exception):
+            assert str(got) == str(ref).split("\n")[0], (sa, sb)
+        else:
+            assert got.shape == tuple(ref.shape), (sa, sb)
+            np.testing.assert_array_equal(got.numpy(), ref.numpy())

@@ -351,15 +351,18 @@ def matmul(input, other, *, out=None):
         return _copy_out(views.squeeze(res, 0), out)
     if da == 2 and db == 2:
         return mm(input, other, out=out)
-    if da >= 3 and db <= 2:
-        # fold the batch into the rows, as PyTorch does, so that errors read the same
-        rows = views.reshape(input, alloc.numel(input._shape[:-1]), input._shape[-1])
-        res = mv(rows, other) if db == 1 else mm(rows, other)
-        shape = input._shape[:-1] + (() if db == 1 else (other._shape[-1],))
+    if _should_fold(input, other):
+        # fold the batch of the larger operand into its rows and use mm/mv, as PyTorch
+        # does (it then reads and errors the same way)
+        t1 = input if da >= db else other.mT
+        t2 = other if da >= db else input
+        rows = views.reshape(t1, alloc.numel(t1._shape[:-1]), t1._shape[-1])
+        res = mv(rows, t2) if t2.dim() == 1 else mm(rows, t2)
+        shape = t1._shape[:-1] + (() if t2.dim() == 1 else (t2._shape[-1],))
         return _copy_out(views.reshape(res, shape), out)
     a = views.unsqueeze(input, 0) if da == 1 else input
     b = views.unsqueeze(other, -1) if db == 1 else other
-    batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
+    batch = _broadcast_batch(a._shape[:-2], b._shape[:-2])
     m, k = a._shape[-2:]
     k2, n = b._shape[-2:]
     if k != k2:
@@ -376,6 +379,30 @@ def matmul(input, other, *, out=None):
         return _product("matmul", a.dtype, dev, shape, a, b, None, 0, 1, out)
     res = _gemm(alloc.empty(shape, a.dtype, dev), a, b)
     return _copy_out(views.squeeze(res, -2 if da == 1 else -1), out)
+
+
+def _should_fold(a, b):
+    """Whether PyTorch's matmul folds the batch of the larger operand into matrix rows (an
+    N-d tensor, N >= 3, times a 1-d or 2-d one, when that needs no copy)."""
+    t1 = a if a.dim() >= b.dim() else b.mT
+    small = b.dim() if a.dim() >= b.dim() else a.dim()
+    if t1.dim() < 3 or small > 2 or a.dim() == 2:
+        return False
+    if t1.numel() == 0:
+        return True
+    shape, stride = t1._shape, t1._stride
+    return all(stride[i] == stride[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _broadcast_batch(sa, sb):
+    """Broadcast of two batch shapes; like PyTorch's, the error names the last bad dim."""
+    nd = max(len(sa), len(sb))
+    sa, sb = (1,) * (nd - len(sa)) + tuple(sa), (1,) * (nd - len(sb)) + tuple(sb)
+    for d in range(nd - 1, -1, -1):
+        if sa[d] != sb[d] and sa[d] != 1 and sb[d] != 1:
+            raise RuntimeError(f"The size of tensor a ({sa[d]}) must match the size of tensor "
+                               f"b ({sb[d]}) at non-singleton dimension {d}")
+    return tuple(y if x == 1 else x for x, y in zip(sa, sb))
 
 
 def _copy_out(res, out):
