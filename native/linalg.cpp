@@ -345,14 +345,40 @@ void scale_out(uintptr_t out, const Batch& bt, const Shape& so, int64_t m, int64
   }
 }
 
+// Folds batch dims over which b is broadcast (stride 0) into the rows of a and out when
+// each such dim steps exactly over the rows of both: (B, M, K) @ (K, N) becomes one
+// (B*M, K) @ (K, N) GEMM, much faster than B small ones. Size-1 batch dims are dropped.
+void fold_rows(Shape& batch, Shape& so, Shape& sa, Shape& sb, int64_t& m) {
+  for (size_t d = batch.size(); d-- > 0;) {
+    if (batch[d] != 1) continue;
+    batch.erase(batch.begin() + d);
+    so.erase(so.begin() + d);
+    sa.erase(sa.begin() + d);
+    sb.erase(sb.begin() + d);
+  }
+  while (!batch.empty()) {
+    const size_t d = batch.size() - 1, row = d + 1;
+    const bool fits = m == 1 || (sa[d] == sa[row] * m && so[d] == so[row] * m);
+    if (sb[d] != 0 || !fits || m * batch[d] > kBlasMax) return;
+    if (m == 1) {
+      sa[row] = sa[d];
+      so[row] = so[d];
+    }
+    m *= batch[d];
+    batch.pop_back();
+    so.erase(so.begin() + d);
+    sa.erase(sa.begin() + d);
+    sb.erase(sb.begin() + d);
+  }
+}
+
 }  // namespace
 
 // Batched strided GEMM: out[b] = beta * out[b] + alpha * a[b] @ bm[b] for every index b
 // of batch_shape. Strides are in elements, batch dims first then the two matrix dims
 // (len(batch_shape) + 2 each); batch strides may be 0 (broadcast) for a and bm.
-void matmul(int dt, uintptr_t out, const Shape& so, uintptr_t a, const Shape& sa, uintptr_t b,
-            const Shape& sb, const Shape& batch_shape, int64_t m, int64_t n, int64_t k,
-            double beta, double alpha) {
+void matmul(int dt, uintptr_t out, Shape so, uintptr_t a, Shape sa, uintptr_t b, Shape sb,
+            Shape batch_shape, int64_t m, int64_t n, int64_t k, double beta, double alpha) {
   const size_t nd = batch_shape.size();
   if (so.size() != nd + 2 || sa.size() != nd + 2 || sb.size() != nd + 2)
     fail("matmul: expected " + std::to_string(nd + 2) + " strides per operand");
@@ -372,8 +398,12 @@ void matmul(int dt, uintptr_t out, const Shape& so, uintptr_t a, const Shape& sa
   if ((m > 1 && so[nd] == 0) || (n > 1 && so[nd + 1] == 0)) fail("matmul: output has internal overlap");
   if (!out || (k > 0 && (!a || !b))) fail("matmul: null data pointer");
   if (std::max({m, n, k}) > kBlasMax) fail("matmul: matrix dimensions must be below 2^31");
+  fold_rows(batch_shape, so, sa, sb, m);
+  const size_t nb = batch_shape.size();
+  bt.shape = batch_shape;
+  bt.count = shape_numel(batch_shape);
   for (int q = 0; q < 3; q++) bt.st[q] = Shape((q == 0 ? so : q == 1 ? sa : sb).begin(),
-                                               (q == 0 ? so : q == 1 ? sa : sb).begin() + nd);
+                                               (q == 0 ? so : q == 1 ? sa : sb).begin() + nb);
   if (k == 0) {
     FW_DISPATCH_ALL(dt, "matmul", { scale_out<scalar_t>(out, bt, so, m, n, beta); });
     return;

@@ -304,3 +304,22 @@ def test_vector_operand(dtype, case):
     out2 = np.ones_like(got)
     got2 = mm(a, b, out=out2, beta=2.0, alpha=-1.0)
     np.testing.assert_allclose(got2, 2.0 - e, rtol=tol, atol=tol * np.abs(e).max() * 2)
+
+
+@pytest.mark.parametrize("m", [1, 5])
+@pytest.mark.parametrize("layout", ["contig", "padded_rows", "out_T", "a_bcast_batch"])
+def test_batch_folded_into_rows(m, layout):
+    """b broadcast over the batch: the kernel folds the batch into the rows when the
+    layouts allow it and must give the same result when they do not."""
+    rng = np.random.default_rng(10)
+    k, n = 7, 6
+    a = rand(rng, (3, 4, m, k), np.float64)
+    if layout == "padded_rows":
+        a = rand(rng, (3, 4, m + 2, k), np.float64)[:, :, :m]
+    if layout == "a_bcast_batch":
+        a = np.broadcast_to(rand(rng, (1, 4, m, k), np.float64), (3, 4, m, k))
+    b = np.broadcast_to(rand(rng, (k, n), np.float64), (3, 4, k, n))
+    out = np.empty((3, 4, m, n))
+    if layout == "out_T":
+        out = np.empty((3, 4, n, m)).swapaxes(-1, -2)
+    np.testing.assert_allclose(call(out, a, b), ref(a, b), rtol=1e-12)
