@@ -352,14 +352,11 @@ def matmul(input, other, *, out=None):
     if da == 2 and db == 2:
         return mm(input, other, out=out)
     if _should_fold(input, other):
-        # fold the batch of the larger operand into its rows and use mm/mv, as PyTorch
-        # does (it then reads and errors the same way)
-        t1 = input if da >= db else other.mT
-        t2 = other if da >= db else input
-        rows = views.reshape(t1, alloc.numel(t1._shape[:-1]), t1._shape[-1])
-        res = mv(rows, t2) if t2.dim() == 1 else mm(rows, t2)
-        shape = t1._shape[:-1] + (() if t2.dim() == 1 else (t2._shape[-1],))
-        return _copy_out(views.reshape(res, shape), out)
+        # PyTorch folds the batch of the larger operand into matrix rows and calls mm/mv:
+        # check (and fail) as those would; the kernel folds such batches itself
+        if da < db:
+            return _copy_out(_fold_transposed(input, other), out)
+        return _folded(input, other, out)
     a = views.unsqueeze(input, 0) if da == 1 else input
     b = views.unsqueeze(other, -1) if db == 1 else other
     batch = _broadcast_batch(a._shape[:-2], b._shape[:-2])
@@ -379,6 +376,42 @@ def matmul(input, other, *, out=None):
         return _product("matmul", a.dtype, dev, shape, a, b, None, 0, 1, out)
     res = _gemm(alloc.empty(shape, a.dtype, dev), a, b)
     return _copy_out(views.squeeze(res, -2 if da == 1 else -1), out)
+
+
+def _folded(a, b, out):
+    """matmul of an N-d ``a`` (N >= 3, batch foldable into rows) and a 1-d or 2-d ``b``."""
+    rows, k = alloc.numel(a._shape[:-1]), a._shape[-1]
+    if b.dim() == 2:
+        if k != b._shape[0]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                               f"{b._shape[0]}x{b._shape[1]})")
+        if a.dtype is not b.dtype:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{_cpp(a.dtype)} != {_cpp(b.dtype)}")
+        _no_bool("addmm_impl_cpu_", a.dtype)
+        shape = a._shape[:-1] + (b._shape[1],)
+    else:
+        if k != b._shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec "
+                               f"({b._shape[0]})")
+        if a.dtype is not b.dtype:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                               f"{type_name(b.dtype)}, {type_name(a.dtype)}, and "
+                               f"{type_name(b.dtype)}")
+        _no_bool("addmv_impl_cpu", a.dtype)
+        shape = a._shape[:-1]
+    res = _result(out, shape, a.dtype, _device("matmul", (a, b)))
+    if b.dim() == 2:
+        return _gemm(res, a, b)
+    _gemm(views.unsqueeze(res, -1), a, views.unsqueeze(b, -1))
+    return res
+
+
+def _fold_transposed(a, b):
+    """matmul of a 1-d ``a`` and an N-d ``b`` when PyTorch folds b.mT (empty tensors)."""
+    t1 = b.mT
+    rows = views.reshape(t1, alloc.numel(t1._shape[:-1]), t1._shape[-1])
+    return views.reshape(mv(rows, a), t1._shape[:-1])
 
 
 def _should_fold(a, b):
