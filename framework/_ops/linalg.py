@@ -103,29 +103,40 @@ def _mm_checks(a, b, kernel):
     _no_bool(kernel, a.dtype)
 
 
-def _mm_fast(a, b):
-    """a @ b for 2-d tensors of one non-bool dtype on one device with matching inner dims,
-    or None (then the caller's checked path reports the problem). Small products are
-    dominated by Python overhead, hence this short path."""
+def _mm_fast(a, b, c=None, beta=0, alpha=1):
+    """beta * c + alpha * (a @ b) for tensors of one non-bool dtype on one device with equal
+    batch dims and matching inner dims (c: None, or a float tensor of the result's shape or
+    a row), else None: then the caller's checked path handles (and reports) the case.
+    Small products are dominated by Python overhead, hence this short path."""
     if a.__class__ is not _T or b.__class__ is not _T:
         return None
     sa, sb = a._shape, b._shape
     dt = a.dtype
-    if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0] or dt is not b.dtype or \
-            not dt.category:
+    if len(sa) != len(sb) or len(sa) < 2 or sa[-1] != sb[-2] or sa[:-2] != sb[:-2] or \
+            dt is not b.dtype or not dt.category:
         return None
     dev = a._storage.device
     if b._storage.device is not dev:
         return None
-    res = alloc.empty((sa[0], sb[1]), dt, dev)
-    if sa[0] and sb[1]:
-        alloc.backend(dev).linalg.matmul(res, a, a._stride, b, b._stride, 0, 1)
+    shape = sa[:-1] + sb[-1:]
+    if c is not None:
+        if c.__class__ is not _T or c.dtype is not dt or dt.category != 2 or \
+                c._storage.device is not dev or (c._shape != shape and c._shape != shape[-1:]):
+            return None
+    res = alloc.empty(shape, dt, dev)
+    if res.numel():
+        kernels = alloc.backend(dev)
+        if c is not None and beta != 0:
+            kernels.copy.copy(res, c, expand_strides(c, shape))
+        else:
+            beta = 0
+        kernels.linalg.matmul(res, a, a._stride, b, b._stride, beta, alpha)
     return res
 
 
 def mm(input, mat2, *, out=None):
     """Matrix product of ``input`` (n x m) and ``mat2`` (m x p): an n x p tensor."""
-    if out is None:
+    if out is None and input.__class__ is _T and input.dim() == 2:
         res = _mm_fast(input, mat2)
         if res is not None:
             return res
@@ -139,6 +150,10 @@ def mm(input, mat2, *, out=None):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2); ``input`` broadcasts to the n x p result."""
+    if out is None and mat1.__class__ is _T and mat1.dim() == 2:
+        res = _mm_fast(mat1, mat2, input, beta, alpha)
+        if res is not None:
+            return res
     for i, (x, n) in enumerate(((input, "input"), (mat1, "mat1"), (mat2, "mat2"))):
         _check_tensor("addmm", x, i + 1, n)
     if mat1.dim() != 2:
@@ -186,6 +201,10 @@ def _bmm_checks(b1, b2, kernel="bmm"):
 
 def bmm(input, mat2, *, out=None):
     """Batched matrix product of (b x n x m) and (b x m x p) tensors: b x n x p."""
+    if out is None and input.__class__ is _T and input.dim() == 3:
+        res = _mm_fast(input, mat2)
+        if res is not None:
+            return res
     _check_tensor("bmm", input, 1, "input")
     _check_tensor("bmm", mat2, 2, "mat2")
     _bmm_checks(input, mat2)
