@@ -211,10 +211,20 @@ void half_one(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t m, int64_t n, in
 }
 
 // Integers: products and sums wrap around like PyTorch's (two's complement, mod 2^bits).
-// Unsigned accumulation makes the wrap well defined; 32 bits suffice for types up to 32
-// bits since only the low bits survive the final cast.
+// Accumulating in an unsigned type as wide as T (16 bits for 8-bit types: x86 has no 8-bit
+// multiply) makes the wrap well defined, and only T's low bits survive the final cast.
 template <typename T>
-using uacc_t = typename std::conditional<sizeof(T) == 8, uint64_t, uint32_t>::type;
+using uacc_t = typename std::conditional<
+    sizeof(T) == 8, uint64_t,
+    typename std::conditional<sizeof(T) == 4, uint32_t, uint16_t>::type>::type;
+
+// a * b + c in U's wrap-around arithmetic (uint16_t would otherwise promote to int, whose
+// overflow is undefined).
+template <typename U>
+inline U mul_add(U a, U b, U c) {
+  using W = typename std::conditional<sizeof(U) < 4, uint32_t, U>::type;
+  return static_cast<U>(static_cast<W>(a) * static_cast<W>(b) + static_cast<W>(c));
+}
 
 constexpr int64_t kTileM = 32, kTileN = 256, kTileK = 256;
 
@@ -239,7 +249,7 @@ void int_tile(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t i0, int64_t mb, 
       for (int64_t kk = 0; kk < kb; kk++) {
         const U av = static_cast<U>(static_cast<int64_t>(asrc[kk * a.cs]));
         const U* brow = bp.data() + kk * nb;
-        for (int64_t j = 0; j < nb; j++) arow[j] += av * brow[j];
+        for (int64_t j = 0; j < nb; j++) arow[j] = mul_add(av, brow[j], arow[j]);
       }
     }
   }
@@ -247,8 +257,8 @@ void int_tile(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t i0, int64_t mb, 
     T* row = c.p + (i0 + i) * c.rs + j0 * c.cs;
     const U* arow = acc.data() + i * nb;
     for (int64_t j = 0; j < nb; j++) {
-      U v = alpha * arow[j];
-      if (beta != U(0)) v += beta * static_cast<U>(static_cast<int64_t>(row[j * c.cs]));
+      U v = mul_add(alpha, arow[j], U(0));
+      if (beta != U(0)) v = mul_add(beta, static_cast<U>(static_cast<int64_t>(row[j * c.cs])), v);
       row[j * c.cs] = static_cast<T>(v);
     }
   }
@@ -339,7 +349,8 @@ void scale_out(uintptr_t out, const Batch& bt, const Shape& so, int64_t m, int64
         if constexpr (is_float_v<T>) {
           v = beta == 0.0 ? T(0.0f) : T(static_cast<acc_t<T>>(beta) * static_cast<acc_t<T>>(v));
         } else {
-          v = beta == 0.0 ? T(0) : static_cast<T>(static_cast<int64_t>(beta) * static_cast<int64_t>(v));
+          v = beta == 0.0 ? T(0) : static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(beta)) *
+                                                  static_cast<uint64_t>(static_cast<int64_t>(v)));
         }
       }
   }
