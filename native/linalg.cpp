@@ -175,7 +175,9 @@ void blas_one(Mat<const T> a, Mat<const T> b, Mat<T> c, int64_t m, int64_t n, in
   }
   // In column-major order a row-major operand reads as its transpose, and vice versa.
   const CBLAS_ORDER order = lc.row_major ? CblasRowMajor : CblasColMajor;
-  auto trans = [&](const Layout& l) { return l.row_major == lc.row_major ? CblasNoTrans : CblasTrans; };
+  auto trans = [&](const Layout& l) {
+    return l.row_major == lc.row_major ? CblasNoTrans : CblasTrans;
+  };
   gemm(order, trans(la), trans(lb), m, n, k, alpha, ap, la.ld, bp, lb.ld, beta, cp, lc.ld);
   if (cp != c.p) {
     for (int64_t i = 0; i < m; i++)
@@ -349,8 +351,9 @@ void scale_out(uintptr_t out, const Batch& bt, const Shape& so, int64_t m, int64
         if constexpr (is_float_v<T>) {
           v = beta == 0.0 ? T(0.0f) : T(static_cast<acc_t<T>>(beta) * static_cast<acc_t<T>>(v));
         } else {
-          v = beta == 0.0 ? T(0) : static_cast<T>(static_cast<uint64_t>(static_cast<int64_t>(beta)) *
-                                                  static_cast<uint64_t>(static_cast<int64_t>(v)));
+          const uint64_t ub = static_cast<uint64_t>(static_cast<int64_t>(beta));
+          const uint64_t uv = static_cast<uint64_t>(static_cast<int64_t>(v));
+          v = beta == 0.0 ? T(0) : static_cast<T>(ub * uv);
         }
       }
   }
@@ -406,7 +409,8 @@ void matmul(int dt, uintptr_t out, Shape so, uintptr_t a, Shape sa, uintptr_t b,
   for (size_t d = 0; d < nd + 2; d++)
     if (so[d] < 0 || sa[d] < 0 || sb[d] < 0) fail("matmul: negative strides are not supported");
   if (bt.count == 0 || m == 0 || n == 0) return;
-  if ((m > 1 && so[nd] == 0) || (n > 1 && so[nd + 1] == 0)) fail("matmul: output has internal overlap");
+  if ((m > 1 && so[nd] == 0) || (n > 1 && so[nd + 1] == 0))
+    fail("matmul: output has internal overlap");
   if (!out || (k > 0 && (!a || !b))) fail("matmul: null data pointer");
   if (std::max({m, n, k}) > kBlasMax) fail("matmul: matrix dimensions must be below 2^31");
   fold_rows(batch_shape, so, sa, sb, m);
@@ -425,7 +429,9 @@ void matmul(int dt, uintptr_t out, Shape so, uintptr_t a, Shape sa, uintptr_t b,
     case 8: matmul_float<float>(out, a, b, bt, so, sa, sb, m, n, k, beta, alpha); break;
     case 9: matmul_float<double>(out, a, b, bt, so, sa, sb, m, n, k, beta, alpha); break;
     default:
-      FW_DISPATCH_INT(dt, "matmul", { matmul_int<scalar_t>(out, a, b, bt, so, sa, sb, m, n, k, beta, alpha); });
+      FW_DISPATCH_INT(dt, "matmul", {
+        matmul_int<scalar_t>(out, a, b, bt, so, sa, sb, m, n, k, beta, alpha);
+      });
   }
 }
 

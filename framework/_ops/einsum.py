@@ -11,7 +11,8 @@ import string
 from .. import _dtype
 from .._tensor import Tensor
 from . import alloc, views
-from .linalg import _gemm, _no_bool, sum_last
+from .linalg import _gemm, _no_bool
+from .linalg_compose import sum_last
 from .pointwise import type_name
 
 _LETTERS = set(string.ascii_letters)
