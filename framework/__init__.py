@@ -50,5 +50,6 @@ def get_num_threads():
 
 
 def set_num_threads(n):
-    """Sets the number of threads used by the CPU kernels."""
+    """Sets the number of threads used by the CPU kernels (ours and OpenBLAS's)."""
     _C.set_num_threads(n)
+    _C.blas_set_num_threads(n)
