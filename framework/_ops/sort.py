@@ -161,7 +161,7 @@ def _median(op, input, dim, keepdim, out, mode, rtype):
             return _finish(op, res, out)
         return _finish(op, _select(op, flat, 0, False, 0, mode, rtype).values, out)
     d = _wrap_dim(dim, input.dim())
-    _nonzero_dim(op, input, d)
+    _nonzero_dim("median", input, d)  # PyTorch names median() for nanmedian too
     return _finish(op, _select(op, input, d, keepdim, 0, mode, rtype), out)
 
 
@@ -401,7 +401,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                            f"tensor {list(v._shape)}")
     if sorter is not None and sorter._shape != b._shape:
         raise RuntimeError(f"{op}: boundary and sorter must have the same size, but got "
-                           f"boundary tensor {list(b._shape)} and got sorter tensor "
+                           f"boundary tensor {list(b._shape)}and got sorter tensor "
                            f"{list(sorter._shape)}")
     if b.dtype is not dt:
         b = convert(b, dt, device)
