@@ -1,5 +1,6 @@
 // Strided copy with dtype conversion, and fill.
 #include "common.h"
+#include "fastcall.h"
 
 namespace fw {
 namespace {
@@ -84,9 +85,26 @@ void fill(int dt, uintptr_t dst, const Shape& sd, const Shape& shape, double fv,
   });
 }
 
+namespace {
+// copy(dt_dst, dst, dst_strides, dt_src, src, src_strides, shape)
+void copy_fast(const FastArgs& a) {
+  a.expect(7);
+  Shape sd = a.shape(2), ss = a.shape(5), shape = a.shape(6);
+  NoGil nogil(shape_numel(shape) > (1 << 16));
+  copy((int)a.i(0), a.ptr(1), sd, (int)a.i(3), a.ptr(4), ss, shape);
+}
+// fill(dt, dst, dst_strides, shape, float_value, int_value, is_float)
+void fill_fast(const FastArgs& a) {
+  a.expect(7);
+  Shape sd = a.shape(2), shape = a.shape(3);
+  NoGil nogil(shape_numel(shape) > (1 << 16));
+  fill((int)a.i(0), a.ptr(1), sd, shape, a.d(4), a.i(5), a.b(6));
+}
+}  // namespace
+
 void register_copy(py::module_& m) {
-  m.def("copy", &copy, "strided copy with dtype conversion");
-  m.def("fill", &fill, "strided fill");
+  def_fast<copy_fast>(m, "copy", "copy(dt_dst, dst, dst_strides, dt_src, src, src_strides, shape)");
+  def_fast<fill_fast>(m, "fill", "fill(dt, dst, dst_strides, shape, float_value, int_value, is_float)");
 }
 
 }  // namespace fw
