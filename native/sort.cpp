@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 namespace fw {
@@ -23,26 +24,32 @@ template <typename T> struct KeyOf;
 template <> struct KeyOf<bool> {
   using type = uint8_t;
   static type of(bool v) { return v ? 1 : 0; }
+  static bool value(type k) { return k != 0; }
 };
 template <> struct KeyOf<uint8_t> {
   using type = uint8_t;
   static type of(uint8_t v) { return v; }
+  static uint8_t value(type k) { return k; }
 };
 template <> struct KeyOf<int8_t> {
   using type = uint8_t;
   static type of(int8_t v) { return (uint8_t)v ^ 0x80u; }
+  static int8_t value(type k) { return (int8_t)(uint8_t)(k ^ 0x80u); }
 };
 template <> struct KeyOf<int16_t> {
   using type = uint16_t;
   static type of(int16_t v) { return (uint16_t)((uint16_t)v ^ 0x8000u); }
+  static int16_t value(type k) { return (int16_t)(uint16_t)(k ^ 0x8000u); }
 };
 template <> struct KeyOf<int32_t> {
   using type = uint32_t;
   static type of(int32_t v) { return (uint32_t)v ^ 0x80000000u; }
+  static int32_t value(type k) { return (int32_t)(k ^ 0x80000000u); }
 };
 template <> struct KeyOf<int64_t> {
   using type = uint64_t;
   static type of(int64_t v) { return (uint64_t)v ^ 0x8000000000000000ull; }
+  static int64_t value(type k) { return (int64_t)(k ^ 0x8000000000000000ull); }
 };
 // Floats: flip the sign bit of positives and all bits of negatives; NaN becomes all ones
 // (above +inf) and -0.0 becomes +0.0 so the two compare equal, as in PyTorch.
@@ -56,21 +63,32 @@ inline U float_bits_key(U b) {
   if (mag == 0) return sign;
   return (b & sign) ? U(~b) : U(b | sign);
 }
+// The inverse of float_bits_key (NaN and zero come back canonical: callers that must keep
+// -0.0 or a NaN's payload read those from the input instead).
+template <typename U>
+inline U key_float_bits(U k) {
+  constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
+  return (k & sign) ? U(k ^ sign) : U(~k);
+}
 template <> struct KeyOf<float> {
   using type = uint32_t;
   static type of(float v) { uint32_t b; std::memcpy(&b, &v, 4); return float_bits_key<uint32_t, 8>(b); }
+  static float value(type k) { uint32_t b = key_float_bits(k); float v; std::memcpy(&v, &b, 4); return v; }
 };
 template <> struct KeyOf<double> {
   using type = uint64_t;
   static type of(double v) { uint64_t b; std::memcpy(&b, &v, 8); return float_bits_key<uint64_t, 11>(b); }
+  static double value(type k) { uint64_t b = key_float_bits(k); double v; std::memcpy(&v, &b, 8); return v; }
 };
 template <> struct KeyOf<Half> {
   using type = uint16_t;
   static type of(Half v) { return float_bits_key<uint16_t, 5>(v.x); }
+  static Half value(type k) { Half h; h.x = key_float_bits(k); return h; }
 };
 template <> struct KeyOf<BFloat16> {
   using type = uint16_t;
   static type of(BFloat16 v) { return float_bits_key<uint16_t, 8>(v.x); }
+  static BFloat16 value(type k) { BFloat16 h; h.x = key_float_bits(k); return h; }
 };
 template <typename T> using key_t = typename KeyOf<T>::type;
 
@@ -84,11 +102,15 @@ template <typename T> inline bool key_is_nan(key_t<T> k) {
 // Sorts keys[0..n) with their indices, stably. Uses a / b as the two buffers and returns
 // whichever ends up holding the result (a, unless an odd number of passes ran).
 template <typename K>
-struct SortBuf {
-  std::vector<K> ka, kb;
-  std::vector<int64_t> ia, ib;
+struct SortBuf {  // uninitialised on purpose: zero-filling would cost as much as a pass
+  std::unique_ptr<K[]> ka, kb;
+  std::unique_ptr<int64_t[]> ia, ib;
+  int64_t cap = 0;
   void resize(int64_t n) {
-    if ((int64_t)ka.size() < n) { ka.resize(n); kb.resize(n); ia.resize(n); ib.resize(n); }
+    if (cap >= n) return;
+    ka.reset(new K[n]); kb.reset(new K[n]);
+    ia.reset(new int64_t[n]); ib.reset(new int64_t[n]);
+    cap = n;
   }
 };
 
@@ -107,16 +129,23 @@ template <typename K>
 bool radix_sort(K* ka, int64_t* ia, K* kb, int64_t* ib, int64_t n) {
   if (n <= 32) { small_sort(ka, ia, n); return false; }
   constexpr int P = sizeof(K);
-  std::vector<int64_t> hist(P * 256, 0);
+  // the bytes in which some key differs from the first; only those need a pass
+  K diff = 0;
+  const K k0 = ka[0];
+  for (int64_t i = 0; i < n; i++) diff |= K(ka[i] ^ k0);
+  int active[P], na = 0;
+  for (int p = 0; p < P; p++)
+    if ((diff >> (8 * p)) & 0xff) active[na++] = p;
+  std::vector<int64_t> hist(na * 256, 0);
   for (int64_t i = 0; i < n; i++) {
     K v = ka[i];
-    for (int p = 0; p < P; p++) hist[p * 256 + ((v >> (8 * p)) & 0xff)]++;
+    for (int a = 0; a < na; a++) hist[a * 256 + ((v >> (8 * active[a])) & 0xff)]++;
   }
   bool swapped = false;
   K* ks = ka; K* kd = kb; int64_t* is = ia; int64_t* id = ib;
-  for (int p = 0; p < P; p++) {
-    int64_t* h = &hist[p * 256];
-    if (h[(ks[0] >> (8 * p)) & 0xff] == n) continue;  // every key has the same digit
+  for (int a = 0; a < na; a++) {
+    const int p = active[a];
+    int64_t* h = &hist[a * 256];
     int64_t sum = 0;
     for (int d = 0; d < 256; d++) { int64_t c = h[d]; h[d] = sum; sum += c; }
     for (int64_t i = 0; i < n; i++) {
@@ -166,14 +195,14 @@ struct RowKeys {  // scratch of one thread: keys of the current row and their in
   // Returns pointers to the sorted keys and indices.
   std::pair<key_t<T>*, int64_t*> sorted(const T* x, int64_t n, int64_t s, bool desc) {
     load(x, n, s, desc);
-    bool in_b = radix_sort(buf.ka.data(), buf.ia.data(), buf.kb.data(), buf.ib.data(), n);
-    return in_b ? std::make_pair(buf.kb.data(), buf.ib.data())
-                : std::make_pair(buf.ka.data(), buf.ia.data());
+    bool in_b = radix_sort(buf.ka.get(), buf.ia.get(), buf.kb.get(), buf.ib.get(), n);
+    return in_b ? std::make_pair(buf.kb.get(), buf.ib.get())
+                : std::make_pair(buf.ka.get(), buf.ia.get());
   }
   void load(const T* x, int64_t n, int64_t s, bool desc) {
     buf.resize(n);
-    key_t<T>* k = buf.ka.data();
-    int64_t* id = buf.ia.data();
+    key_t<T>* k = buf.ka.get();
+    int64_t* id = buf.ia.get();
     const key_t<T> flip = desc ? key_t<T>(~key_t<T>(0)) : key_t<T>(0);
     for (int64_t i = 0; i < n; i++) { k[i] = key_t<T>(KeyOf<T>::of(x[i * s]) ^ flip); id[i] = i; }
   }
@@ -190,10 +219,18 @@ void sort_rows(const Operand& src, const Operand& val, const Operand& ind, const
       T* v = ptr<T>(val.ptr) + o[1];
       int64_t* ix = ptr<int64_t>(ind.ptr) + o[2];
       auto res = st.sorted(x, n, src.stride, desc);
+      const key_t<T>* keys = res.first;
       const int64_t* order = res.second;
+      // values come from the sorted keys (no random reads of the input), except zeros and
+      // NaNs of floats, whose sign / payload the key does not keep
+      using K = key_t<T>;
+      const K flip = desc ? K(~K(0)) : K(0);
+      const K zero = KeyOf<T>::of(T(0)), nan = K(~K(0));
       for (int64_t i = 0; i < n; i++) {
         int64_t j = order[i];
-        v[i * val.stride] = x[j * src.stride];
+        K k = K(keys[i] ^ flip);
+        v[i * val.stride] = (is_float_v<T> && (k == zero || k == nan)) ? x[j * src.stride]
+                                                                     : KeyOf<T>::value(k);
         ix[i * ind.stride] = j;
       }
     }
@@ -223,14 +260,39 @@ void topk_rows(const Operand& src, const Operand& val, const Operand& ind, const
   struct F {
     const Operand &src, &val, &ind; int64_t n, k; bool largest, sorted;
     PairScratch<T> make_state() const { return {}; }
+    // Small k: one pass keeping the k best (key, index) pairs in a max-heap, so most
+    // elements cost a single comparison with the heap's top.
+    KeyIdx<key_t<T>>* heap_select(std::vector<KeyIdx<key_t<T>>>& buf, const T* x, int64_t n,
+                                  int64_t k, bool desc) const {
+      load_pairs<T>(buf, x, k, src.stride, desc);
+      auto* p = buf.data();
+      std::make_heap(p, p + k);
+      const key_t<T> flip = desc ? key_t<T>(~key_t<T>(0)) : key_t<T>(0);
+      const int64_t s = src.stride;
+      for (int64_t i = k; i < n; i++) {
+        key_t<T> key = key_t<T>(KeyOf<T>::of(x[i * s]) ^ flip);
+        if (key < p[0].k) {  // an equal key has a larger index, so it never wins
+          std::pop_heap(p, p + k);
+          p[k - 1] = {key, i};
+          std::push_heap(p, p + k);
+        }
+      }
+      return p;
+    }
     void row(const int64_t* o, PairScratch<T>& st) const {
       const T* x = ptr<T>(src.ptr) + o[0];
       T* v = ptr<T>(val.ptr) + o[1];
       int64_t* ix = ptr<int64_t>(ind.ptr) + o[2];
-      load_pairs<T>(st.p, x, n, src.stride, largest);
       auto* p = st.p.data();
-      if (k < n) std::nth_element(p, p + k, p + n);
-      if (sorted) std::sort(p, p + k);
+      if (k > 0 && k * 16 <= n) {
+        p = heap_select(st.p, x, n, k, largest);
+        if (sorted) std::sort_heap(p, p + k);
+      } else {
+        load_pairs<T>(st.p, x, n, src.stride, largest);
+        p = st.p.data();
+        if (k < n) std::nth_element(p, p + k, p + n);
+        if (sorted) std::sort(p, p + k);
+      }
       for (int64_t i = 0; i < k; i++) {
         v[i * val.stride] = x[p[i].i * src.stride];
         ix[i * ind.stride] = p[i].i;
@@ -335,6 +397,33 @@ void scan(uintptr_t src, uintptr_t dst, int64_t outer, int64_t n, int64_t inner)
   using A = scan_acc_t<T>;
   const T* x0 = ptr<T>(src);
   T* y0 = ptr<T>(dst);
+  if (inner == 1 && outer == 1 && n >= (1 << 18) && num_threads() > 1) {
+    // one long row: each thread folds its chunk, the chunk totals are scanned, then each
+    // thread rescans its chunk from its offset
+    const int64_t parts = num_threads();
+    const int64_t len = (n + parts - 1) / parts;
+    std::vector<A> total(parts, Op::template init<A>());
+    parallel_for(0, parts, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; c++) {
+        A acc = Op::template init<A>();
+        for (int64_t i = c * len; i < std::min(n, (c + 1) * len); i++)
+          acc = Op::apply(acc, A(acc_t<T>(x0[i])));
+        total[c] = acc;
+      }
+    });
+    std::vector<A> start(parts, Op::template init<A>());
+    for (int64_t c = 1; c < parts; c++) start[c] = Op::apply(start[c - 1], total[c - 1]);
+    parallel_for(0, parts, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; c++) {
+        A acc = start[c];
+        for (int64_t i = c * len; i < std::min(n, (c + 1) * len); i++) {
+          acc = Op::apply(acc, A(acc_t<T>(x0[i])));
+          y0[i] = T(acc_t<T>(acc));
+        }
+      }
+    });
+    return;
+  }
   if (inner == 1) {
     int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1));
     parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
@@ -402,20 +491,39 @@ void cum_ext(uintptr_t src, uintptr_t val, uintptr_t ind, int64_t outer, int64_t
 // size of each group to counts and a representative row of each group to first. Returns the
 // number of groups. NaNs are never equal to each other, as in PyTorch.
 
+// Flat sorted unique: radix-sort (key, index) pairs, then read groups off the sorted keys.
+template <typename T>
+int64_t unique_flat(const T* x, int64_t n, int64_t* perm, int64_t* inverse, int64_t* counts,
+                    int64_t* first) {
+  RowKeys<T> rk;
+  auto res = rk.sorted(x, n, 1, false);
+  const key_t<T>* k = res.first;
+  const int64_t* id = res.second;
+  int64_t g = -1;
+  for (int64_t i = 0; i < n; i++) {
+    if (i == 0 || k[i] != k[i - 1] || key_is_nan<T>(k[i])) {
+      g++;
+      first[g] = id[i];
+      counts[g] = 0;
+    }
+    counts[g]++;
+    perm[i] = g;  // group of the i-th sorted element; scattered to inverse below
+  }
+  if (inverse)
+    for (int64_t i = 0; i < n; i++) inverse[id[i]] = perm[i];
+  return g + 1;
+}
+
 template <typename T>
 int64_t unique_rows(uintptr_t src, int64_t n, int64_t m, bool do_sort, int64_t* perm,
                     int64_t* inverse, int64_t* counts, int64_t* first) {
   using K = key_t<T>;
   const T* x = ptr<T>(src);
+  if (do_sort && m == 1) return unique_flat<T>(x, n, perm, inverse, counts, first);
   std::vector<K> keys(n * m);
   for (int64_t i = 0; i < n * m; i++) keys[i] = KeyOf<T>::of(x[i]);
   for (int64_t i = 0; i < n; i++) perm[i] = i;
-  if (do_sort && m == 1) {
-    std::vector<K> kb(n);
-    std::vector<int64_t> ib(n);
-    std::vector<K> ka(keys);
-    if (radix_sort(ka.data(), perm, kb.data(), ib.data(), n)) std::copy(ib.begin(), ib.end(), perm);
-  } else if (do_sort) {
+  if (do_sort) {
     std::stable_sort(perm, perm + n, [&](int64_t a, int64_t b) {
       const K* ka = &keys[a * m];
       const K* kb = &keys[b * m];
@@ -439,7 +547,7 @@ int64_t unique_rows(uintptr_t src, int64_t n, int64_t m, bool do_sort, int64_t* 
       counts[g] = 0;
     }
     counts[g]++;
-    inverse[perm[i]] = g;
+    if (inverse) inverse[perm[i]] = g;
   }
   return g + 1;
 }

@@ -39,9 +39,11 @@ def cum_ext(is_max, x, values, indices, outer, n, inner):
 
 
 def unique_rows(x, n, m, do_sort, perm, inverse, counts, first):
-    """Groups equal rows of contiguous x viewed as (n, m); returns the number of groups."""
+    """Groups equal rows of contiguous x viewed as (n, m); returns the number of groups.
+    ``inverse`` may be None when it is not wanted."""
     return _C.unique_rows(x.dtype.code, x.data_ptr(), n, m, do_sort, perm.data_ptr(),
-                          inverse.data_ptr(), counts.data_ptr(), first.data_ptr())
+                          inverse.data_ptr() if inverse is not None else 0, counts.data_ptr(),
+                          first.data_ptr())
 
 
 def gather_rows(dst, src, rows, count, row_bytes):

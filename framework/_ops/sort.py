@@ -274,8 +274,8 @@ def _unique(op, input, do_sort, return_inverse, return_counts, dim):
         if n and not m:
             raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
                                "unique cannot be applied")
-    scratch = [alloc.empty((n,), _long, device) for _ in range(4)]
-    perm, inverse, counts, first = scratch
+    perm, counts, first = (alloc.empty((n,), _long, device) for _ in range(3))
+    inverse = alloc.empty((n,), _long, device) if return_inverse else None
     u = 0
     if n:
         u = alloc.backend(device).sort.unique_rows(x, n, m, do_sort, perm, inverse, counts,
