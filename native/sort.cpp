@@ -118,15 +118,19 @@ template <typename K>
 void small_sort(K* k, int64_t* idx, int64_t n) {
   for (int64_t i = 1; i < n; i++) {  // insertion sort: stable, fast for short rows
     K kv = k[i];
-    int64_t iv = idx[i], j = i;
-    while (j > 0 && k[j - 1] > kv) { k[j] = k[j - 1]; idx[j] = idx[j - 1]; j--; }
-    k[j] = kv; idx[j] = iv;
+    int64_t iv = idx ? idx[i] : 0, j = i;
+    while (j > 0 && k[j - 1] > kv) {
+      k[j] = k[j - 1];
+      if (idx) idx[j] = idx[j - 1];
+      j--;
+    }
+    k[j] = kv;
+    if (idx) idx[j] = iv;
   }
 }
 
-// Returns true when the result is in (kb, ib) rather than (ka, ia).
-template <typename K>
-bool radix_sort(K* ka, int64_t* ia, K* kb, int64_t* ib, int64_t n) {
+template <typename K, bool WithIdx>
+bool radix_passes(K* ka, int64_t* ia, K* kb, int64_t* ib, int64_t n) {
   if (n <= 32) { small_sort(ka, ia, n); return false; }
   constexpr int P = sizeof(K);
   // the bytes in which some key differs from the first; only those need a pass
@@ -151,12 +155,20 @@ bool radix_sort(K* ka, int64_t* ia, K* kb, int64_t* ib, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
       int64_t pos = h[(ks[i] >> (8 * p)) & 0xff]++;
       kd[pos] = ks[i];
-      id[pos] = is[i];
+      if (WithIdx) id[pos] = is[i];
     }
     std::swap(ks, kd); std::swap(is, id);
     swapped = !swapped;
   }
   return swapped;
+}
+
+// Returns true when the result is in (kb, ib) rather than (ka, ia). With ia == nullptr only
+// the keys are sorted.
+template <typename K>
+bool radix_sort(K* ka, int64_t* ia, K* kb, int64_t* ib, int64_t n) {
+  if (ia == nullptr) return radix_passes<K, false>(ka, ia, kb, ib, n);
+  return radix_passes<K, true>(ka, ia, kb, ib, n);
 }
 
 // ---- rows ---------------------------------------------------------------------------------
@@ -491,26 +503,36 @@ void cum_ext(uintptr_t src, uintptr_t val, uintptr_t ind, int64_t outer, int64_t
 // size of each group to counts and a representative row of each group to first. Returns the
 // number of groups. NaNs are never equal to each other, as in PyTorch.
 
-// Flat sorted unique: radix-sort (key, index) pairs, then read groups off the sorted keys.
+// Flat sorted unique: writes the unique values to `values` directly. Without inverse, integer
+// keys are sorted alone and decoded back; otherwise (key, index) pairs are sorted.
 template <typename T>
-int64_t unique_flat(const T* x, int64_t n, int64_t* perm, int64_t* inverse, int64_t* counts,
-                    int64_t* first) {
+int64_t unique_flat(const T* x, int64_t n, T* values, int64_t* inverse, int64_t* counts) {
+  using K = key_t<T>;
   RowKeys<T> rk;
-  auto res = rk.sorted(x, n, 1, false);
-  const key_t<T>* k = res.first;
-  const int64_t* id = res.second;
+  const bool keys_only = inverse == nullptr && !is_float_v<T>;
+  const K* k;
+  const int64_t* id = nullptr;
+  if (keys_only) {
+    rk.buf.resize(n);
+    K* ka = rk.buf.ka.get();
+    for (int64_t i = 0; i < n; i++) ka[i] = KeyOf<T>::of(x[i]);
+    bool in_b = radix_sort<K>(ka, nullptr, rk.buf.kb.get(), nullptr, n);
+    k = in_b ? rk.buf.kb.get() : ka;
+  } else {
+    auto res = rk.sorted(x, n, 1, false);
+    k = res.first;
+    id = res.second;
+  }
   int64_t g = -1;
   for (int64_t i = 0; i < n; i++) {
     if (i == 0 || k[i] != k[i - 1] || key_is_nan<T>(k[i])) {
       g++;
-      first[g] = id[i];
+      values[g] = keys_only ? KeyOf<T>::value(k[i]) : x[id[i]];
       counts[g] = 0;
     }
     counts[g]++;
-    perm[i] = g;  // group of the i-th sorted element; scattered to inverse below
+    if (inverse) inverse[id[i]] = g;
   }
-  if (inverse)
-    for (int64_t i = 0; i < n; i++) inverse[id[i]] = perm[i];
   return g + 1;
 }
 
@@ -519,7 +541,6 @@ int64_t unique_rows(uintptr_t src, int64_t n, int64_t m, bool do_sort, int64_t* 
                     int64_t* inverse, int64_t* counts, int64_t* first) {
   using K = key_t<T>;
   const T* x = ptr<T>(src);
-  if (do_sort && m == 1) return unique_flat<T>(x, n, perm, inverse, counts, first);
   std::vector<K> keys(n * m);
   for (int64_t i = 0; i < n * m; i++) keys[i] = KeyOf<T>::of(x[i]);
   for (int64_t i = 0; i < n; i++) perm[i] = i;
@@ -649,6 +670,14 @@ void register_sort(py::module_& m) {
     int64_t u = 0;
     FW_DISPATCH_ALL(dt, "unique", u = unique_rows<scalar_t>(x, n, m_, do_sort, ptr<int64_t>(perm),
         ptr<int64_t>(inverse), ptr<int64_t>(counts), ptr<int64_t>(first)));
+    return u;
+  });
+  m.def("unique_flat", [](int dt, uintptr_t x, int64_t n, uintptr_t values, uintptr_t inverse,
+                          uintptr_t counts) {
+    py::gil_scoped_release nogil;
+    int64_t u = 0;
+    FW_DISPATCH_ALL(dt, "unique", u = unique_flat<scalar_t>(ptr<scalar_t>(x), n, ptr<scalar_t>(values),
+        ptr<int64_t>(inverse), ptr<int64_t>(counts)));
     return u;
   });
   // dst[g, :] = src[rows[g], :] for contiguous rows of `row_bytes` bytes

@@ -46,6 +46,13 @@ def unique_rows(x, n, m, do_sort, perm, inverse, counts, first):
                           first.data_ptr())
 
 
+def unique_flat(x, n, values, inverse, counts):
+    """Sorted unique values of contiguous x (n elements) into values; returns how many.
+    ``inverse`` may be None when it is not wanted."""
+    return _C.unique_flat(x.dtype.code, x.data_ptr(), n, values.data_ptr(),
+                          inverse.data_ptr() if inverse is not None else 0, counts.data_ptr())
+
+
 def gather_rows(dst, src, rows, count, row_bytes):
     _C.gather_rows(dst.data_ptr(), src.data_ptr(), rows.data_ptr(), count, row_bytes)
 

@@ -274,15 +274,19 @@ def _unique(op, input, do_sort, return_inverse, return_counts, dim):
         if n and not m:
             raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
                                "unique cannot be applied")
-    perm, counts, first = (alloc.empty((n,), _long, device) for _ in range(3))
+    be = alloc.backend(device).sort
+    counts = alloc.empty((n,), _long, device)
     inverse = alloc.empty((n,), _long, device) if return_inverse else None
-    u = 0
-    if n:
-        u = alloc.backend(device).sort.unique_rows(x, n, m, do_sort, perm, inverse, counts,
-                                                   first)
-    values = alloc.empty((u,) + rest, input.dtype, device)
-    if u:
-        alloc.backend(device).sort.gather_rows(values, x, first, u, m * input.dtype.itemsize)
+    if dim is None and do_sort:
+        buf = alloc.empty((n,), input.dtype, device)
+        u = be.unique_flat(x, n, buf, inverse, counts) if n else 0
+        values = clone(buf[:u])
+    else:
+        perm, first = alloc.empty((n,), _long, device), alloc.empty((n,), _long, device)
+        u = be.unique_rows(x, n, m, do_sort, perm, inverse, counts, first) if n else 0
+        values = alloc.empty((u,) + rest, input.dtype, device)
+        if u:
+            be.gather_rows(values, x, first, u, m * input.dtype.itemsize)
     if dim is not None and input._shape:
         values = contiguous(movedim(values, 0, d))
     if not (return_inverse or return_counts):
