@@ -83,7 +83,7 @@ def _nonzero_dim(op, x, d):
 
 # ---- sort ---------------------------------------------------------------------------------
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     """Sorts the elements of ``input`` along ``dim``; returns (values, indices). NaN sorts
     as the largest value. The sort is always stable here (``stable`` is accepted for
     PyTorch compatibility)."""
@@ -97,9 +97,9 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     return _finish("sort", sort_types.sort(values, indices), out)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input, dim=-1, descending=False, *, stable=False):
     """The indices that sort ``input`` along ``dim``."""
-    return sort(input, dim, descending, stable).indices
+    return sort(input, dim, descending, stable=stable).indices
 
 
 def msort(input, *, out=None):
@@ -151,13 +151,15 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 def _median(op, input, dim, keepdim, out, mode, rtype):
     _check_tensor(op, input)
     if input.dtype is _dtype.bool:
-        raise RuntimeError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not "
-                           f"implemented for 'Bool'")
+        if dim is None:
+            raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+        raise RuntimeError("\"median_out\" not implemented for 'Bool'")
     if dim is None:
         flat = reshape(input, -1)
-        if not flat.numel():
+        if not flat.numel():  # NaN, which integers show as their minimum (as PyTorch does)
             res = alloc.empty((), input.dtype, input._storage.device)
-            alloc.backend(res._storage.device).copy.fill(res, float("nan"))
+            fill = float("nan") if input.dtype.is_floating_point else _dtype.iinfo(input.dtype).min
+            alloc.backend(res._storage.device).copy.fill(res, fill)
             return _finish(op, res, out)
         return _finish(op, _select(op, flat, 0, False, 0, mode, rtype).values, out)
     d = _wrap_dim(dim, input.dim())
@@ -264,8 +266,10 @@ def _unique(op, input, do_sort, return_inverse, return_counts, dim):
         n, m, rest = input.numel(), 1, ()
         inverse_shape = input._shape
     else:
+        if not input._shape:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = _wrap_dim(dim, input.dim())
-        moved = movedim(input, d, 0) if input._shape else input
+        moved = movedim(input, d, 0)
         x = clone(moved) if not moved.is_contiguous() else moved
         n = _dim_size(input, d)
         rest = moved._shape[1:]
@@ -287,7 +291,7 @@ def _unique(op, input, do_sort, return_inverse, return_counts, dim):
         values = alloc.empty((u,) + rest, input.dtype, device)
         if u:
             be.gather_rows(values, x, first, u, m * input.dtype.itemsize)
-    if dim is not None and input._shape:
+    if dim is not None:
         values = contiguous(movedim(values, 0, d))
     if not (return_inverse or return_counts):
         return values
@@ -394,23 +398,25 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     device = b._storage.device
     scalar = not isinstance(input, Tensor)
     dt = result_dtype((b, input))
-    v = convert(input, dt, device) if not scalar else \
-        alloc.empty((), dt, device)
     if scalar:
+        v = alloc.empty((), dt, device)
         alloc.backend(device).copy.fill(v, input)
+    else:
+        v = input if input.dtype is dt else convert(input, dt, device)
     if b.dim() > 1 and (scalar or b._shape[:-1] != v._shape[:-1]):
         raise RuntimeError(f"{op}: boundaries tensor should be 1 dimension or the first N-1 "
                            f"dimensions of boundaries tensor and input value tensor must match, "
                            f"but we got boundaries tensor {list(b._shape)} and input value "
                            f"tensor {list(v._shape)}")
+    if sorter is not None and sorter.dtype is not _long:
+        raise RuntimeError(f"{op}: sorter must be a tensor of long dtype but got dtype "
+                           f"{type_name(sorter.dtype)}")
     if sorter is not None and sorter._shape != b._shape:
         raise RuntimeError(f"{op}: boundary and sorter must have the same size, but got "
                            f"boundary tensor {list(b._shape)}and got sorter tensor "
                            f"{list(sorter._shape)}")
     if b.dtype is not dt:
         b = convert(b, dt, device)
-    if sorter is not None and sorter.dtype is not _long:
-        sorter = convert(sorter, _long, device)
     res = alloc.empty(v._shape, _dtype.int32 if out_int32 else _long, device)
     if res.numel():
         nd = v.dim()
