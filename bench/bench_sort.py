@@ -87,7 +87,8 @@ def main():
             torch.set_num_threads(args.threads)
     print(f"threads: framework {fw.get_num_threads()}"
           + (f", torch {torch.get_num_threads()}" if torch is not None else ""))
-    head = f"{'case':32s} {'framework':>11s} {'numpy':>11s} {'torch':>11s} {'np/fw':>7s} {'torch/fw':>8s}"
+    head = (f"{'case':32s} {'framework':>11s} {'numpy':>11s} {'torch':>11s} {'np/fw':>7s} "
+            f"{'torch/fw':>8s}")
     print(head)
     print("-" * len(head))
     for name, f_fw, f_np, f_t in cases():

@@ -270,20 +270,23 @@ void register_sort(py::module_& m) {
                         const Shape& xo, int64_t xs, uintptr_t v, const Shape& vo, int64_t vs,
                         uintptr_t i, const Shape& io, int64_t is) {
     py::gil_scoped_release nogil;
-    FW_DISPATCH_ALL(dt, "sort", sort_rows<scalar_t>(op(x, xo, xs), op(v, vo, vs), op(i, io, is), outer, n, desc));
+    FW_DISPATCH_ALL(dt, "sort", sort_rows<scalar_t>(op(x, xo, xs), op(v, vo, vs), op(i, io, is),
+                                                    outer, n, desc));
   });
   m.def("topk_rows", [](int dt, const Shape& outer, int64_t n, int64_t k, bool largest,
                         bool sorted, uintptr_t x, const Shape& xo, int64_t xs, uintptr_t v,
                         const Shape& vo, int64_t vs, uintptr_t i, const Shape& io, int64_t is) {
     py::gil_scoped_release nogil;
-    FW_DISPATCH_NUMERIC(dt, "topk", topk_rows<scalar_t>(op(x, xo, xs), op(v, vo, vs), op(i, io, is), outer, n, k, largest, sorted));
+    FW_DISPATCH_NUMERIC(dt, "topk", topk_rows<scalar_t>(op(x, xo, xs), op(v, vo, vs),
+                                                        op(i, io, is), outer, n, k, largest, sorted));
   });
   m.def("kth_rows", [](int dt, const Shape& outer, int64_t n, int64_t k, int mode, uintptr_t x,
                        const Shape& xo, int64_t xs, uintptr_t v, const Shape& vo, int64_t vs,
                        uintptr_t i, const Shape& io, int64_t is) {
     py::gil_scoped_release nogil;
     const char* name = mode == 0 ? "kthvalue" : "median";
-    FW_DISPATCH_NUMERIC(dt, name, kth_rows<scalar_t>(op(x, xo, xs), op(v, vo, vs), op(i, io, is), outer, n, k, mode));
+    FW_DISPATCH_NUMERIC(dt, name, kth_rows<scalar_t>(op(x, xo, xs), op(v, vo, vs), op(i, io, is),
+                                                     outer, n, k, mode));
   });
   m.def("mode_rows", [](int dt, const Shape& outer, int64_t n, uintptr_t x, const Shape& xo,
                         int64_t xs, uintptr_t v, const Shape& vo, int64_t vs, uintptr_t i,

@@ -11,7 +11,8 @@ using namespace sort_detail;
 // block of adjacent columns is scanned together so every step reads contiguous memory.
 
 template <typename T> using scan_acc_t =
-    std::conditional_t<is_float_v<T>, double, std::conditional_t<std::is_same<T, bool>::value, bool, uint64_t>>;
+    std::conditional_t<is_float_v<T>, double,
+                       std::conditional_t<std::is_same<T, bool>::value, bool, uint64_t>>;
 
 struct SumOp {
   template <typename A> static A init() { return A(0); }
@@ -88,7 +89,10 @@ void scan(uintptr_t src, uintptr_t dst, int64_t outer, int64_t n, int64_t inner)
       T* y = y0 + r * n * inner + c0;
       for (int64_t j = 0; j < w; j++) acc[j] = Op::template init<A>();
       for (int64_t i = 0; i < n; i++, x += inner, y += inner)
-        for (int64_t j = 0; j < w; j++) { acc[j] = Op::apply(acc[j], A(acc_t<T>(x[j]))); y[j] = T(acc_t<T>(acc[j])); }
+        for (int64_t j = 0; j < w; j++) {
+          acc[j] = Op::apply(acc[j], A(acc_t<T>(x[j])));
+          y[j] = T(acc_t<T>(acc[j]));
+        }
     }
   });
 }
@@ -133,7 +137,11 @@ py::tuple int_range(uintptr_t src, int64_t n, int64_t s) {
   const T* x = ptr<T>(src);
   int64_t lo = 0, hi = 0;
   if (n > 0) { lo = hi = (int64_t)x[0]; }
-  for (int64_t i = 1; i < n; i++) { int64_t v = (int64_t)x[i * s]; lo = std::min(lo, v); hi = std::max(hi, v); }
+  for (int64_t i = 1; i < n; i++) {
+    int64_t v = (int64_t)x[i * s];
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
   return py::make_tuple(lo, hi);
 }
 
@@ -188,7 +196,8 @@ void register_sort_scan(py::module_& m) {
       if (odt == 5) {
         bincount_impl<X, int64_t>(ptr<X>(x), n, s, nullptr, 0, out, odt);
       } else {
-        FW_DISPATCH_NUMERIC(wdt, "bincount", bincount_impl<X, scalar_t>(ptr<X>(x), n, s, ptr<scalar_t>(w), ws, out, odt));
+        FW_DISPATCH_NUMERIC(wdt, "bincount", bincount_impl<X, scalar_t>(ptr<X>(x), n, s,
+                                                                        ptr<scalar_t>(w), ws, out, odt));
       }
     });
   });

@@ -33,7 +33,8 @@ ERRORS = [
      "median(): Expected reduction dim 0 to have non-zero size."),
     (lambda m: m.mode(m.empty(3, 0)), IndexError,
      "mode(): Expected reduction dim 1 to have non-zero size."),
-    (lambda m: m.median(m.tensor([True]), 0), RuntimeError, "\"median_out\" not implemented for 'Bool'"),
+    (lambda m: m.median(m.tensor([True]), 0), RuntimeError,
+     "\"median_out\" not implemented for 'Bool'"),
     (lambda m: m.sort(m.tensor(1.0), 1), IndexError,
      "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
     (lambda m: m.cumsum(m.tensor([1, 2]), 1), IndexError,
@@ -46,16 +47,19 @@ ERRORS = [
      "bincount only supports 1-d non-negative integral inputs."),
     (lambda m: m.bincount(m.tensor(3)), RuntimeError,
      "bincount only supports 1-d non-negative integral inputs."),
-    (lambda m: m.bincount(m.tensor([1.0])), RuntimeError, "\"bincount_cpu\" not implemented for 'Float'"),
+    (lambda m: m.bincount(m.tensor([1.0])), RuntimeError,
+     "\"bincount_cpu\" not implemented for 'Float'"),
     (lambda m: m.bincount(m.tensor([1, 2]), minlength=-1), RuntimeError, "minlength should be >= 0"),
     (lambda m: m.bincount(m.tensor([1, 2]), m.tensor([1.0])), RuntimeError,
      "weights should be 1-d and have the same length as input"),
     (lambda m: m.histc(m.tensor([1.0]), bins=0), RuntimeError,
      "torch.histogram(): bins must be > 0, but got 0 for dimension 0"),
-    (lambda m: m.histc(m.tensor([1.0]), 3, 3, 1), RuntimeError, "torch.histc: max must be larger than min"),
+    (lambda m: m.histc(m.tensor([1.0]), 3, 3, 1), RuntimeError,
+     "torch.histc: max must be larger than min"),
     (lambda m: m.histc(m.tensor([1.0, math.inf]), 3), RuntimeError,
      "torch.histc: range of [1, inf] is not finite"),
-    (lambda m: m.histc(m.tensor([1, 2]), 3), RuntimeError, "\"histogram_cpu\" not implemented for 'Long'"),
+    (lambda m: m.histc(m.tensor([1, 2]), 3), RuntimeError,
+     "\"histogram_cpu\" not implemented for 'Long'"),
     (lambda m: m.searchsorted(m.tensor([[1.0, 2.0]]), m.tensor([[1.0], [2.0]])), RuntimeError,
      "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
      "boundaries tensor and input value tensor must match, but we got boundaries tensor [1, 2] "
@@ -76,7 +80,8 @@ ERRORS = [
      "boundaries tensor must be 1 dimension, but got dim(2)"),
     (lambda m: m.unique(m.tensor(5), dim=0), IndexError,
      "Dimension specified as 0 but tensor has no dimensions"),
-    (lambda m: m.median(m.tensor([True])), NotImplementedError, "\"median_cpu\" not implemented for 'Bool'"),
+    (lambda m: m.median(m.tensor([True])), NotImplementedError,
+     "\"median_cpu\" not implemented for 'Bool'"),
     (lambda m: m.searchsorted(m.tensor([1, 2]), m.tensor([1]), sorter=m.tensor([0, 1], dtype=m.int32)),
      RuntimeError, "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype Int"),
     (lambda m: m.sort(m.tensor([2, 1]), 0, False, True), TypeError, None),  # stable is keyword-only
@@ -118,46 +123,49 @@ def test_named_tuples():
         assert indices.dtype is fw.int64
 
 
-def test_out_and_inplace():
-    x = fw.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
-    v, i = fw.empty(0), fw.empty(0, dtype=fw.int64)
+def test_out_and_inplace(device):
+    x = fw.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], device=device)
+    v, i = fw.empty(0, device=device), fw.empty(0, dtype=fw.int64, device=device)
     res = fw.sort(x, 1, out=(v, i))
     assert res.values is v and res.indices is i
     assert_close(v, np.array([[1.0, 2.0, 3.0], [0.0, 4.0, 5.0]]))
     assert_close(i, np.array([[1, 2, 0], [0, 2, 1]]))
-    o = fw.empty(2, 3, dtype=fw.float64)
+    o = fw.empty(2, 3, dtype=fw.float64, device=device)
     assert fw.cumsum(x, 1, out=o) is o
     assert_close(o, np.cumsum(to_np(x), 1))
     y = x.clone()
     assert y.cumsum_(0) is y
     assert_close(y, np.cumsum(to_np(x), 0))
-    z = fw.tensor([1, 2, 3], dtype=fw.int32)
+    z = fw.tensor([1, 2, 3], dtype=fw.int32, device=device)
     z.cumprod_(0)
     assert z.dtype is fw.int32
     assert_close(z, np.array([1, 2, 6]))
-    o = fw.empty(3, dtype=fw.int64)
-    fw.searchsorted(fw.tensor([1.0, 2.0]), fw.tensor([0.0, 1.5, 9.0]), out=o)
+    o = fw.empty(3, dtype=fw.int64, device=device)
+    seq = fw.tensor([1.0, 2.0], device=device)
+    fw.searchsorted(seq, fw.tensor([0.0, 1.5, 9.0], device=device), out=o)
     assert_close(o, np.array([0, 1, 2]))
 
 
-def test_unique_returns():
-    x = fw.tensor([2, 1, 2, 5])
+def test_unique_returns(device):
+    x = fw.tensor([2, 1, 2, 5], device=device)
     assert isinstance(fw.unique(x), fw.Tensor)
     u, inv = fw.unique(x, return_inverse=True)
     assert_close(inv, np.array([1, 0, 1, 2]))
     u, cnt = x.unique(return_counts=True)
     assert_close(cnt, np.array([1, 2, 1]))
-    u, inv, cnt = fw.unique(fw.tensor(7), return_inverse=True, return_counts=True)
+    seven = fw.tensor(7, device=device)
+    u, inv, cnt = fw.unique(seven, return_inverse=True, return_counts=True)
     assert u.shape == (1,) and inv.shape == () and cnt.shape == (1,)
     # sorted=False still returns sorted values (as PyTorch does on the CPU)
-    assert_close(fw.unique(fw.tensor([3, 1, 2, 1]), sorted=False), np.array([1, 2, 3]))
+    x = fw.tensor([3, 1, 2, 1], device=device)
+    assert_close(fw.unique(x, sorted=False), np.array([1, 2, 3]))
 
 
 # ---- large rows and extreme values ---------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [fw.float32, fw.float64, fw.float16, fw.bfloat16, fw.int8,
                                    fw.int16, fw.int32, fw.int64, fw.uint8, fw.bool])
-def test_large_rows(dtype):
+def test_large_rows(dtype, device):
     rng = np.random.default_rng(3)
     if dtype is fw.bool:
         a = rng.random((3, 5000)) > 0.5
@@ -169,7 +177,7 @@ def test_large_rows(dtype):
         info = np.iinfo(dtype.np)
         a = rng.integers(info.min, info.max, (3, 5000), endpoint=True)
         a[0, :2] = [info.min, info.max]
-    t = fw.tensor(a, dtype=dtype)
+    t = fw.tensor(a, dtype=dtype, device=device)
     a = to_np(t)
     v, i = t.sort(stable=True)
     ref = np.argsort(a, axis=1, kind="stable")
@@ -185,8 +193,8 @@ def test_large_rows(dtype):
         assert_close(kv, np.sort(a, 1)[:, 2499])
 
 
-def test_negative_zero_and_nan_order():
-    x = fw.tensor([0.0, -0.0, NAN, -math.inf, math.inf, -0.0, 1.0])
+def test_negative_zero_and_nan_order(device):
+    x = fw.tensor([0.0, -0.0, NAN, -math.inf, math.inf, -0.0, 1.0], device=device)
     v, i = x.sort(stable=True)
     assert_close(i, np.array([3, 0, 1, 5, 6, 4, 2]))
     v, i = x.sort(descending=True, stable=True)
@@ -196,28 +204,28 @@ def test_negative_zero_and_nan_order():
 
 @pytest.mark.parametrize("shape,dim", [((300, 700), 0), ((5, 3, 1000), 1), ((4000,), 0),
                                        ((2, 600, 3), 1), ((70, 40), 1)])
-def test_large_scans(shape, dim):
+def test_large_scans(shape, dim, device):
     rng = np.random.default_rng(4)
     a = rng.uniform(-1, 1, shape)
-    t = fw.tensor(a, dtype=fw.float32)
+    t = fw.tensor(a, dtype=fw.float32, device=device)
     a = to_np(t).astype(np.float64)
     assert_close(t.cumsum(dim), np.cumsum(a, dim), rtol=1e-5, atol=1e-4)
     assert_close(t.logcumsumexp(dim), np.logaddexp.accumulate(a, dim), rtol=1e-5, atol=1e-5)
     assert_close(t.cummax(dim).values, np.maximum.accumulate(a, dim))
     assert_close(t.cummin(dim).values, np.minimum.accumulate(a, dim))
-    ti = fw.tensor(rng.integers(-3, 4, shape), dtype=fw.int32)
+    ti = fw.tensor(rng.integers(-3, 4, shape), dtype=fw.int32, device=device)
     assert_close(ti.cumsum(dim), np.cumsum(to_np(ti).astype(np.int64), dim))
 
 
-def test_int_wraparound():
-    t = fw.tensor([2 ** 62, 2 ** 62, 2 ** 62])
+def test_int_wraparound(device):
+    t = fw.tensor([2 ** 62, 2 ** 62, 2 ** 62], device=device)
     assert_close(t.cumsum(0), np.cumsum(np.array([2 ** 62] * 3, np.int64)))
-    t = fw.tensor([100, 100, 100], dtype=fw.int8)
+    t = fw.tensor([100, 100, 100], dtype=fw.int8, device=device)
     assert_close(t.cumsum(0, dtype=fw.int8), np.array([100, -56, 44]))
 
 
-def test_logcumsumexp_infinities():
-    t = fw.tensor([-math.inf, -math.inf, 0.0, math.inf, 1.0, NAN, 2.0])
+def test_logcumsumexp_infinities(device):
+    t = fw.tensor([-math.inf, -math.inf, 0.0, math.inf, 1.0, NAN, 2.0], device=device)
     assert_close(t.logcumsumexp(0), np.array([-math.inf, -math.inf, 0.0, math.inf, math.inf, NAN, NAN]))
 
 
@@ -238,7 +246,7 @@ PARITY_DTYPES = [fw.float32, fw.float64, fw.float16, fw.bfloat16, fw.int64, fw.i
 
 
 @pytest.mark.parametrize("dtype", PARITY_DTYPES)
-def test_torch_parity(dtype):
+def test_torch_parity(dtype, device):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(5)
     a = rng.integers(-3, 4, (6, 9)).astype(np.float64)
@@ -246,9 +254,9 @@ def test_torch_parity(dtype):
         a[rng.random(a.shape) < 0.15] = np.nan
     if dtype is fw.uint8:
         a = np.abs(np.nan_to_num(a))
-    t = fw.tensor(a, dtype=dtype)
+    t = fw.tensor(a, dtype=dtype, device=device)
     tt = _torch_of(torch, t)
-    m = fw.tensor(np.nan_to_num(a, nan=0.5), dtype=dtype)
+    m = fw.tensor(np.nan_to_num(a, nan=0.5), dtype=dtype, device=device)
     tm = _torch_of(torch, m)
     for d in (0, 1, -1):
         for f, g, fm, gm in [(t, tt, m, tm), (t.t(), tt.t(), m.t(), tm.t())]:
@@ -298,14 +306,15 @@ def test_torch_parity(dtype):
     for x, y in zip(r, q):
         _same(x, y)
     if dtype is not fw.bool:
-        bnd = fw.tensor([-2, 0, 0, 1, 3], dtype=dtype if dtype is not fw.uint8 else fw.int16)
+        bnd = fw.tensor([-2, 0, 0, 1, 3], dtype=dtype if dtype is not fw.uint8 else fw.int16, device=device)
         for right in (False, True):
             _same(fw.searchsorted(bnd, t, right=right),
                   torch.searchsorted(_torch_of(torch, bnd), tt, right=right))
-            _same(fw.bucketize(t, bnd, right=right), torch.bucketize(tt, _torch_of(torch, bnd), right=right))
+            _same(fw.bucketize(t, bnd, right=right),
+                  torch.bucketize(tt, _torch_of(torch, bnd), right=right))
     if dtype.category == 1:
-        x = fw.tensor(rng.integers(0, 7, 30), dtype=dtype)
-        w = fw.tensor(rng.uniform(0, 1, 30), dtype=fw.float32)
+        x = fw.tensor(rng.integers(0, 7, 30), dtype=dtype, device=device)
+        w = fw.tensor(rng.uniform(0, 1, 30), dtype=fw.float32, device=device)
         _same(fw.bincount(x, minlength=9), torch.bincount(_torch_of(torch, x), minlength=9))
         _same(fw.bincount(x, w), torch.bincount(_torch_of(torch, x), _torch_of(torch, w)))
 

@@ -121,7 +121,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     values, indices = _pair(input, shape)
     if values.numel():
         alloc.backend(input._storage.device).sort.topk_rows(
-            _outer(input, d), n, k if input._shape else 1, builtins.bool(largest), builtins.bool(sorted), input,
+            _outer(input, d), n, k if input._shape else 1, builtins.bool(largest),
+            builtins.bool(sorted), input,
             _layout(input, d), values, _layout(values, d), indices, _layout(indices, d))
     return _finish("topk", sort_types.topk(values, indices), out)
 

@@ -19,7 +19,8 @@ def sample(fw, device, shape, dtype, layout=0, nan=False, seed=0, low=-3, high=4
     elif dtype is fw.uint8:
         a = np.asarray(rng.integers(0, high - low, shape))
     else:
-        a = np.asarray(rng.integers(low, high, shape), np.float64 if dtype.is_floating_point else np.int64)
+        kind = np.float64 if dtype.is_floating_point else np.int64
+        a = np.asarray(rng.integers(low, high, shape), kind)
         if dtype.is_floating_point:
             a = np.asarray(a + rng.choice([0.0, 0.25, 0.5], shape))
             if nan and a.size:
@@ -86,7 +87,8 @@ def _sort(fw, device):
     out = []
     for t, a, d in inputs(fw, device, dtypes_of(fw, "bif")):
         v, i = fw.sort(t, d)
-        out += [(v, np.sort(a, axis=d) if a.ndim else a), (i, along(a, d, lambda r: np.argsort(r, kind="stable")))]
+        out += [(v, np.sort(a, axis=d) if a.ndim else a),
+                (i, along(a, d, lambda r: np.argsort(r, kind="stable")))]
         v, i = t.sort(dim=d, descending=True, stable=True)
         ref = along(a, d, stable_desc)
         out += [(i, ref), (v, np.take_along_axis(a, ref, d) if a.ndim else a)]
@@ -102,7 +104,8 @@ def _argsort(fw, device):
 
 
 def _msort(fw, device):
-    return [(fw.msort(t), np.sort(a, axis=0) if a.ndim else a) for t, a, d in inputs(fw, device, dtypes_of(fw, "if"))
+    return [(fw.msort(t), np.sort(a, axis=0) if a.ndim else a)
+            for t, a, d in inputs(fw, device, dtypes_of(fw, "if"))
             if d == -1]
 
 
@@ -397,8 +400,8 @@ def _searchsorted(fw, device):
     q = fw.tensor([0.0, 1.0, 4.0, 9.0, np.nan], device=device)
     out.append((fw.searchsorted(seq, q, sorter=srt), np.array([0, 0, 2, 4, 4])))
     out.append((fw.searchsorted(seq, 3, sorter=srt, right=True), np.array(2)))
-    out.append((fw.searchsorted(fw.tensor([1, 2, 3], device=device), fw.tensor([1.5, 2.0], device=device)),
-                np.array([1, 1])))
+    ints = fw.tensor([1, 2, 3], device=device)
+    out.append((fw.searchsorted(ints, fw.tensor([1.5, 2.0], device=device)), np.array([1, 1])))
     out.append((fw.searchsorted(seq, fw.empty(0, device=device)), np.zeros(0)))
     return out
 
