@@ -39,9 +39,10 @@ void scan(uintptr_t src, uintptr_t dst, int64_t outer, int64_t n, int64_t inner)
   using A = scan_acc_t<T>;
   const T* x0 = ptr<T>(src);
   T* y0 = ptr<T>(dst);
-  if (inner == 1 && outer == 1 && n >= (1 << 18) && num_threads() > 1) {
+  if (inner == 1 && outer == 1 && n >= (1 << 18) && num_threads() >= 4) {
     // one long row: each thread folds its chunk, the chunk totals are scanned, then each
-    // thread rescans its chunk from its offset
+    // thread rescans its chunk from its offset. It reads the input twice, so it only pays
+    // with several threads.
     const int64_t parts = num_threads();
     const int64_t len = (n + parts - 1) / parts;
     std::vector<A> total(parts, Op::template init<A>());

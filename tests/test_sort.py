@@ -360,3 +360,21 @@ def test_random_shapes(shape, dtype, seed, dim, transpose):
     ru, rc = np.unique(a, return_counts=True, **kw)
     assert_close(u, ru)
     assert_close(cnt, rc)
+
+
+def test_long_scan_in_parallel_chunks(device):
+    """One long row takes the chunked parallel scan when there are 4+ threads."""
+    before = fw.get_num_threads()
+    fw.set_num_threads(4)
+    try:
+        rng = np.random.default_rng(6)
+        a = rng.standard_normal(1 << 19)
+        t = fw.tensor(a, device=device)
+        assert_close(t.cumsum(0), np.cumsum(a), rtol=1e-10, atol=1e-9)
+        assert_close(t.logcumsumexp(0), np.logaddexp.accumulate(a), rtol=1e-10, atol=1e-10)
+        b = rng.uniform(0.999, 1.001, 1 << 19)
+        assert_close(fw.tensor(b, device=device).cumprod(0), np.cumprod(b), rtol=1e-9)
+        i = rng.integers(-9, 9, 1 << 19)
+        assert_close(fw.tensor(i, device=device).cumsum(0), np.cumsum(i))
+    finally:
+        fw.set_num_threads(before)
