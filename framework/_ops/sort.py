@@ -180,7 +180,8 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
-    """The most frequent value along ``dim`` (the smallest on ties) and its last index."""
+    """The most frequent value along ``dim`` (the smallest on ties) and its last index.
+    NaNs count as equal to each other here; PyTorch leaves rows with NaN unspecified."""
     _check_tensor("mode", input)
     d = _wrap_dim(dim, input.dim())
     _nonzero_dim("mode", input, d)

@@ -1,6 +1,7 @@
 """Named tuple results of the sort family, like torch.return_types (fields values/indices).
 
-Kept here until the project has a shared framework/return_types.py."""
+Kept here until the project has a shared framework/return_types.py, which can re-export
+these (their __module__ stays this module, so they pickle)."""
 import collections
 
 _FIELDS = ["values", "indices"]
@@ -13,6 +14,3 @@ nanmedian = collections.namedtuple("nanmedian", _FIELDS)
 mode = collections.namedtuple("mode", _FIELDS)
 cummax = collections.namedtuple("cummax", _FIELDS)
 cummin = collections.namedtuple("cummin", _FIELDS)
-
-for _t in (sort, topk, kthvalue, median, nanmedian, mode, cummax, cummin):
-    _t.__module__ = "framework.return_types"
