@@ -378,3 +378,21 @@ def test_long_scan_in_parallel_chunks(device):
         assert_close(fw.tensor(i, device=device).cumsum(0), np.cumsum(i))
     finally:
         fw.set_num_threads(before)
+
+
+def test_broadcast_and_offset_inputs(device):
+    """Inputs with stride-0 dims and a storage offset read the same values."""
+    base = fw.tensor([[9.0, 3.0, 1.0, 2.0], [5.0, 4.0, 7.0, 0.0]], device=device)
+    x = base[1, 1:].expand(3, 3)  # rows [4, 7, 0], offset 5, row stride 0
+    a = np.broadcast_to(np.array([4.0, 7.0, 0.0]), (3, 3))
+    v, i = x.sort(1)
+    assert_close(v, np.sort(a, 1))
+    assert_close(i, np.argsort(a, 1, kind="stable"))
+    v, i = x.sort(0, stable=True)
+    assert_close(i, np.zeros((3, 3), np.int64) + np.arange(3)[:, None])
+    assert_close(x.topk(2).values, np.flip(np.sort(a, 1), 1)[:, :2])
+    assert_close(x.cumsum(0), np.cumsum(a, 0))
+    assert_close(x.cummax(1).indices, np.array([[0, 1, 1]] * 3))
+    assert_close(fw.unique(x, dim=0), a[:1])
+    assert_close(fw.searchsorted(fw.tensor([1.0, 5.0], device=device), x), np.searchsorted([1.0, 5.0], a))
+    assert_close(x.median(1).values, np.array([4.0] * 3))
