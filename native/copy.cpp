@@ -37,6 +37,8 @@ void copy_impl(uintptr_t dst, uintptr_t src, const Shape& shape, const Shape& sd
     } else if (id == 1 && is == 0) {
       const D v = cast<D>(sp[0]);
       for (int64_t i = 0; i < n; i++) dp[i] = v;
+    } else if (id == 1 && is == -1) {  // flip along the last dim
+      for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[-i]);
     } else {
       for (int64_t i = 0; i < n; i++) dp[i * id] = cast<D>(sp[i * is]);
     }

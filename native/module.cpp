@@ -11,6 +11,7 @@ void register_sort(py::module_& m);
 void register_index(py::module_& m);
 void register_linalg(py::module_& m);
 void register_random(py::module_& m);
+void register_shape(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
@@ -25,4 +26,5 @@ PYBIND11_MODULE(_C, m) {
   fw::register_index(m);
   fw::register_linalg(m);
   fw::register_random(m);
+  fw::register_shape(m);
 }
