@@ -1,11 +1,35 @@
 """``Tensor.__getitem__`` / ``__setitem__``: basic indexing (ints, slices, None, Ellipsis)
 as views; tensors and bool masks go to advanced indexing (framework._ops.index)."""
 import builtins
+import warnings
 
 from .._tensor import Tensor
 from . import views
 
 _basic_types = (builtins.int, slice, type(None), type(Ellipsis))
+
+
+def _is_mask(i):
+    return isinstance(i, Tensor) and i.dtype.category < 2 and i.dtype.itemsize == 1 and \
+        not i.dtype.is_signed
+
+
+def _sequence_as_tuple(index):
+    """PyTorch's (NumPy's old) rule: a short list holding a slice, None, Ellipsis, a tensor
+    or a sequence is a tuple of indices (deprecated), not one index."""
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(isinstance(i, (Tensor, list, tuple, slice)) or i is None or i is Ellipsis
+               for i in index)
+
+
+def _normalize(index):
+    if _sequence_as_tuple(index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                      "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
+                      "x[seq].", UserWarning, stacklevel=3)
+        return tuple(index)
+    return index
 
 
 def _expand_index(t, index):
@@ -14,9 +38,9 @@ def _expand_index(t, index):
     n_ell = builtins.sum(1 for i in index if i is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    used = builtins.sum(1 for i in index if i is not None and i is not Ellipsis and not (
-        isinstance(i, Tensor) and i.dtype.category == 0) and not isinstance(i, builtins.bool))
-    used += builtins.sum(i.dim() for i in index if isinstance(i, Tensor) and i.dtype.category == 0)
+    used = builtins.sum(1 for i in index if i is not None and i is not Ellipsis and not
+                        _is_mask(i) and not isinstance(i, builtins.bool))
+    used += builtins.sum(i.dim() for i in index if _is_mask(i))
     if used > t.dim():
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
     if n_ell:
@@ -65,6 +89,7 @@ def basic_view(t, index):
 
 
 def getitem(t, index):
+    index = _normalize(index)
     if _is_basic(index):
         return basic_view(t, index)
     from . import index as advanced
@@ -72,6 +97,7 @@ def getitem(t, index):
 
 
 def setitem(t, index, value):
+    index = _normalize(index)
     if _is_basic(index):
         target = basic_view(t, index)
         if isinstance(value, Tensor):
