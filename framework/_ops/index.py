@@ -76,9 +76,12 @@ def _is_int(i):
     return isinstance(i, (builtins.int, np.integer)) and not isinstance(i, (builtins.bool, np.bool_))
 
 
-def _prepare(t, index):
+def _prepare(t, index, kinds=None):
     """Applies the basic part of ``index`` (ints, slices, None, bools) as a view ``r`` and
-    returns (r, {dim of r: int64 index tensor}). ``index`` has Ellipsis expanded."""
+    returns (r, {dim of r: int64 index tensor}). ``index`` has Ellipsis expanded. ``kinds``
+    (a list) receives "mask" or "long" for each tensor index, in order."""
+    if kinds is None:
+        kinds = []
     if not isinstance(index, tuple):
         index = (index,)
     device = t._storage.device
@@ -100,6 +103,7 @@ def _prepare(t, index):
             shape.append(1)
             stride.append(1)
             adv[len(shape) - 1] = _bool_index(builtins.bool(i), device)
+            kinds.append("long")
         elif _is_int(i):
             if d >= t.dim():
                 raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
@@ -128,6 +132,7 @@ def _prepare(t, index):
                 if d + k > t.dim():
                     raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
                 masks.append((len(shape), i))
+                kinds.append("mask")
                 shape.extend(t._shape[d:d + k])
                 stride.extend(t._stride[d:d + k])
                 d += k
@@ -135,6 +140,7 @@ def _prepare(t, index):
                 if d >= t.dim():
                     raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
                 adv[len(shape)] = _as_long(i)
+                kinds.append("long")
                 shape.append(t._shape[d])
                 stride.append(t._stride[d])
                 d += 1
@@ -262,28 +268,56 @@ def _put(plan, value, accumulate, op="index_put_", alpha=1):
 
 
 def _value_tensor(t, value):
-    """A value for t[...] = value as a tensor of t's dtype and device."""
-    if isinstance(value, Tensor):
-        if value.dtype is not t.dtype or value._storage.device is not t._storage.device:
-            from .pointwise import convert
-            value = convert(value, t.dtype, t._storage.device)
-        return value
+    """A Python number as a 0-d tensor of t's dtype and device."""
     out = alloc.empty((), t.dtype, t._storage.device)
     alloc.backend(t._storage.device).copy.fill(out, value)
     return out
 
 
-def setitem(t, index, value):
-    """``t[index] = value`` with PyTorch's broadcasting and dtype conversion of value."""
-    r, adv = _prepare(t, index)
+def _index_put(t, index, value, accumulate):
+    """PyTorch's index_put_: a tensor value must have t's dtype, except that a one-element
+    value with a single bool mask index is a masked fill (and converts)."""
+    kinds = []
+    r, adv = _prepare(t, index, kinds)
     t._storage.version += 1
-    if not adv:
-        if isinstance(value, Tensor):
+    if not adv:     # only ints, slices, None: a copy into the view (converts)
+        if accumulate:
+            from .pointwise import add
+            add(r, value, out=r)
+        elif isinstance(value, Tensor):
             views.copy_(r, value)
         else:
             views.fill_(r, value)
         return
-    _put(_plan(r, adv), _value_tensor(t, value), False)
+    if isinstance(value, Tensor) and value.dtype is not t.dtype:
+        if not accumulate and kinds == ["mask"] and value.numel() == 1:
+            value = value.item()
+        else:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
+                               f"got {type_name(t.dtype)} for the destination and "
+                               f"{type_name(value.dtype)} for the source.")
+    if not isinstance(value, Tensor):
+        value = _value_tensor(t, value)
+    elif value._storage.device is not t._storage.device:
+        from .pointwise import convert
+        value = convert(value, t.dtype, t._storage.device)
+    _put(_plan(r, adv), value, accumulate)
+
+
+def setitem(t, index, value):
+    """``t[index] = value`` (numbers convert to t's dtype, tensors follow index_put_)."""
+    _index_put(t, index, value, False)
+
+
+def setitem_bool(t, flag, value):
+    """``t[True] = v`` copies (and converts) v into t with a new leading dim;
+    ``t[False] = v`` does nothing, as in PyTorch."""
+    if not flag:
+        return
+    if isinstance(value, Tensor):
+        views.copy_(views.unsqueeze(t, 0), value)
+    else:
+        views.fill_(t, value)
 
 
 # ---- index_put ------------------------------------------------------------------------
@@ -298,36 +332,18 @@ def _put_index(input, indices):
     return tuple(slice(None) if i is None else i for i in indices)
 
 
-def _check_put_dtypes(input, values):
-    if not isinstance(values, Tensor):
-        raise TypeError(f"index_put(): argument 'values' must be Tensor, not "
-                        f"{type(values).__name__}")
-    if values.dtype is not input.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{type_name(input.dtype)} for the destination and "
-                           f"{type_name(values.dtype)} for the source.")
-
-
 def index_put_(input, indices, values, accumulate=False):
     """Puts ``values`` into ``input`` at ``indices`` (a tuple of index tensors, None for a
     full dim); with accumulate=True duplicate indices all add up."""
-    _check_put_dtypes(input, values)
-    r, adv = _prepare(input, _put_index(input, indices))
-    input._storage.version += 1
-    if not adv:
-        if accumulate:
-            from .pointwise import add
-            add(r, values, out=r)
-        else:
-            views.copy_(r, values)
-        return input
-    _put(_plan(r, adv), values, accumulate)
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put(): argument 'values' must be Tensor, not "
+                        f"{type(values).__name__}")
+    _index_put(input, _put_index(input, indices), values, accumulate)
     return input
 
 
 def index_put(input, indices, values, accumulate=False):
     """Out-of-place index_put_."""
-    _check_put_dtypes(input, values)
     return index_put_(views.clone(input), indices, values, accumulate)
 
 

@@ -44,7 +44,7 @@ def _expand_index(t, index):
     if used > t.dim():
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
     if n_ell:
-        k = index.index(Ellipsis)
+        k = next(j for j, i in enumerate(index) if i is Ellipsis)
         index = index[:k] + (slice(None),) * (t.dim() - used) + index[k + 1:]
     return index
 
@@ -63,7 +63,7 @@ def basic_view(t, index):
     for i in index:
         if i is None:
             shape.append(1)
-            stride.append(shape[-2] * stride[-2] if len(shape) > 1 else 1)
+            stride.append(1)   # any stride is valid for a size-1 dim
             continue
         if isinstance(i, slice):
             size = t._shape[d]
@@ -106,4 +106,7 @@ def setitem(t, index, value):
             views.fill_(target, value)
         return
     from . import index as advanced
+    if isinstance(index, builtins.bool):
+        advanced.setitem_bool(t, index, value)
+        return
     advanced.setitem(t, _expand_index(t, index), value)
