@@ -81,6 +81,19 @@ void index_offsets(uintptr_t out, const Shape& shape, const std::vector<uintptr_
     if (s.size() != shape.size()) fail("internal: index_offsets rank mismatch");
   int64_t* o = ptr<int64_t>(out);
   const int64_t n = numel_of(shape);
+  if (K == 1 && shape.size() == 1) {  // the common case: one 1-d index
+    const int64_t* ix = ptr<const int64_t>(ptrs[0]);
+    const int64_t is = strides[0][0], size = sizes[0], ss = src_strides[0];
+    parallel_for(0, n, 32768, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) {
+        int64_t v = ix[i * is];
+        if (v < 0 && allow_negative) v += size;
+        if (v < 0 || v >= size) bad_index(style, prefix, ix[i * is], dims[0], size);
+        o[i] = v * ss;
+      }
+    });
+    return;
+  }
   std::vector<const Shape*> st;
   for (auto& s : strides) st.push_back(&s);
   parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
@@ -350,7 +363,7 @@ void divide_count(int dt, uintptr_t x, const Shape& sx, uintptr_t cnt, const Sha
   });
 }
 
-// ---- nonzero -----------------------------------------------------------------------------
+// ---- nonzero, masked_select -----------------------------------------------------------------
 
 template <typename T>
 inline bool nz(T v) {
@@ -358,48 +371,88 @@ inline bool nz(T v) {
   else return v != T(0);
 }
 
-// Coordinates of the nonzero elements in row-major order, written to out (n x ndim int64).
-// Two passes over the same chunks: count per chunk, then fill from each chunk's start.
+// The rows (all dims but the last) of a shape, split into chunks of about 32K elements.
+// Compaction runs twice over the same chunks: count per chunk, then write from each
+// chunk's start, so the output is in row-major order and the work is parallel.
+struct Rows {
+  Shape outer;
+  int64_t inner = 1, rows = 1, per_chunk = 1, chunks = 0;
+  explicit Rows(const Shape& shape) {
+    if (!shape.empty()) {
+      outer.assign(shape.begin(), shape.end() - 1);
+      inner = shape.back();
+      rows = numel_of(outer);
+    }
+    per_chunk = std::max<int64_t>(1, 32768 / std::max<int64_t>(inner, 1));
+    chunks = inner == 0 ? 0 : (rows + per_chunk - 1) / per_chunk;
+  }
+  static Shape outer_of(const Shape& st) {
+    return st.empty() ? Shape() : Shape(st.begin(), st.end() - 1);
+  }
+  static int64_t inner_of(const Shape& st) { return st.empty() ? 0 : st.back(); }
+
+  // f(chunk, walk over outer dims starting at the chunk's first row, number of rows)
+  template <typename F>
+  void each(const std::vector<const Shape*>& ostrides, F&& f) const {
+    parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; c++) {
+        const int64_t rb = c * per_chunk, re = std::min(rows, rb + per_chunk);
+        Walk w(outer, ostrides, rb);
+        f(c, w, re - rb);
+      }
+    });
+  }
+};
+
+// counts[c + 1] = nonzeros of the mask in chunk c, then the running sum.
+template <typename M>
+std::vector<int64_t> chunk_counts(const Rows& R, const M* m0, const Shape& mo, int64_t mi) {
+  std::vector<int64_t> counts(R.chunks + 1, 0);
+  R.each({&mo}, [&](int64_t c, Walk& w, int64_t nrows) {
+    int64_t cnt = 0;
+    for (int64_t r = 0; r < nrows; r++, w.next()) {
+      const M* m = m0 + w.off[0];
+      if (mi == 1) {
+        for (int64_t j = 0; j < R.inner; j++) cnt += nz(m[j]);
+      } else {
+        for (int64_t j = 0; j < R.inner; j++) cnt += nz(m[j * mi]);
+      }
+    }
+    counts[c + 1] = cnt;
+  });
+  for (int64_t c = 0; c < R.chunks; c++) counts[c + 1] += counts[c];
+  return counts;
+}
+
+// Coordinates of the nonzero elements in row-major order, written to out (n x ndim int64)
+// when fill; returns n.
 template <typename T>
 int64_t nonzero_impl(uintptr_t x, const Shape& shape, const Shape& strides, uintptr_t out,
                      bool fill) {
-  const int64_t n = numel_of(shape);
-  if (n == 0) return 0;
-  const int nd = (int)shape.size();
+  if (numel_of(shape) == 0) return 0;
   const T* x0 = ptr<const T>(x);
-  const int64_t chunk = std::max<int64_t>(32768, (n + num_threads() - 1) / num_threads());
-  const int64_t nchunks = (n + chunk - 1) / chunk;
-  std::vector<int64_t> counts(nchunks + 1, 0);
-  auto count_chunk = [&](int64_t c) {
-    int64_t b = c * chunk, e = std::min(n, b + chunk), cnt = 0;
-    Walk w(shape, {&strides}, b);
-    for (int64_t i = b; i < e; i++) {
-      cnt += nz(x0[w.off[0]]);
-      w.next();
-    }
-    counts[c + 1] = cnt;
-  };
-  parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; c++) count_chunk(c);
-  });
-  for (int64_t c = 0; c < nchunks; c++) counts[c + 1] += counts[c];
-  if (!fill) return counts[nchunks];
+  if (shape.empty()) return nz(x0[0]) ? 1 : 0;
+  Rows R(shape);
+  const Shape xo = Rows::outer_of(strides);
+  const int64_t xi = Rows::inner_of(strides);
+  auto counts = chunk_counts<T>(R, x0, xo, xi);
+  if (!fill) return counts[R.chunks];
+  const int nd = (int)shape.size();
   int64_t* o = ptr<int64_t>(out);
-  parallel_for(0, nchunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; c++) {
-      int64_t lo = c * chunk, hi = std::min(n, lo + chunk);
-      int64_t* dst = o + counts[c] * nd;
-      Walk w(shape, {&strides}, lo);
-      for (int64_t i = lo; i < hi; i++) {
-        if (nz(x0[w.off[0]])) {
-          for (int d = 0; d < nd; d++) dst[d] = w.idx[d];
+  R.each({&xo}, [&](int64_t c, Walk& w, int64_t nrows) {
+    int64_t* dst = o + counts[c] * nd;
+    for (int64_t r = 0; r < nrows; r++, w.next()) {
+      const T* xr = x0 + w.off[0];
+      for (int64_t j = 0; j < R.inner; j++) {
+        if (nz(xr[j * xi])) {
+          for (int d = 0; d < nd - 1; d++) dst[d] = w.idx[d];
+          dst[nd - 1] = j;
           dst += nd;
         }
-        w.next();
       }
     }
   });
-  return counts[nchunks];
+  return counts[R.chunks];
 }
 
 int64_t nonzero(int dt, uintptr_t x, const Shape& shape, const Shape& strides, uintptr_t out,
@@ -407,6 +460,46 @@ int64_t nonzero(int dt, uintptr_t x, const Shape& shape, const Shape& strides, u
   int64_t r = 0;
   FW_DISPATCH_ALL(dt, "nonzero", { r = nonzero_impl<scalar_t>(x, shape, strides, out, fill); });
   return r;
+}
+
+// The number of True elements of a bool mask.
+int64_t mask_count(uintptr_t mask, const Shape& shape, const Shape& strides) {
+  return nonzero_impl<bool>(mask, shape, strides, 0, false);
+}
+
+// out[k] = x[e] for the k-th element e (row-major) where mask[e]; out holds n elements.
+template <typename T>
+void masked_select_impl(uintptr_t x, const Shape& sx, uintptr_t mask, const Shape& sm,
+                        const Shape& shape, uintptr_t out) {
+  if (numel_of(shape) == 0) return;
+  const T* x0 = ptr<const T>(x);
+  const bool* m0 = ptr<const bool>(mask);
+  T* o = ptr<T>(out);
+  if (shape.empty()) {
+    if (m0[0]) o[0] = x0[0];
+    return;
+  }
+  Rows R(shape);
+  const Shape xo = Rows::outer_of(sx), mo = Rows::outer_of(sm);
+  const int64_t xi = Rows::inner_of(sx), mi = Rows::inner_of(sm);
+  auto counts = chunk_counts<bool>(R, m0, mo, mi);
+  R.each({&xo, &mo}, [&](int64_t c, Walk& w, int64_t nrows) {
+    T* dst = o + counts[c];
+    for (int64_t r = 0; r < nrows; r++, w.next()) {
+      const T* xr = x0 + w.off[0];
+      const bool* mr = m0 + w.off[1];
+      for (int64_t j = 0; j < R.inner; j++)
+        if (mr[j * mi]) *dst++ = xr[j * xi];
+    }
+  });
+}
+
+void masked_select(int dt, uintptr_t x, const Shape& sx, uintptr_t mask, const Shape& sm,
+                   const Shape& shape, uintptr_t out) {
+  if (sx.size() != shape.size() || sm.size() != shape.size()) fail("internal: masked_select rank");
+  FW_DISPATCH_ALL(dt, "masked_select", {
+    masked_select_impl<scalar_t>(x, sx, mask, sm, shape, out);
+  });
 }
 
 // ---- masked_fill, tril/triu --------------------------------------------------------------------
@@ -504,6 +597,8 @@ void register_index(py::module_& m) {
   m.def("divide_count", &divide_count, "x /= max(count, 1)");
   m.def("nonzero", &nonzero, "count (and write) nonzero coordinates");
   m.def("masked_fill", &masked_fill, "fill where mask");
+  m.def("mask_count", &mask_count, "number of True elements of a bool mask");
+  m.def("masked_select", &masked_select, "elements where mask, row-major");
   m.def("tri", &tri, "tril / triu");
   m.def("tri_indices", &tri_indices, "tril_indices / triu_indices");
 }

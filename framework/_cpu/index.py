@@ -76,3 +76,13 @@ def tri_indices_count(row, col, offset, upper):
 
 def tri_indices(out, row, col, offset, upper):
     _C.tri_indices(row, col, offset, upper, out.data_ptr())
+
+
+def mask_count(mask, mask_strides, shape):
+    return _C.mask_count(mask.data_ptr(), shape, mask_strides)
+
+
+def masked_select(out, x, x_strides, mask, mask_strides, shape):
+    """out (1-d, contiguous, mask_count elements) = x where mask, row-major over shape."""
+    _C.masked_select(x.dtype.code, x.data_ptr(), x_strides, mask.data_ptr(), mask_strides,
+                     shape, out.data_ptr())

@@ -228,8 +228,38 @@ def _gather(plan, out=None):
     return out
 
 
+def _leading_mask(t, index):
+    """The bool mask of an index made of one mask over t's leading dims followed by full
+    slices (``t[mask]``, ``t[mask, ...]``), else None. These take the masked kernels."""
+    if not index or not isinstance(index[0], Tensor) or index[0].dtype is not _dtype.bool:
+        return None
+    m = index[0]
+    if m.dim() == 0 or m._shape != t._shape[:m.dim()]:
+        return None
+    for i in index[1:]:
+        if not (isinstance(i, slice) and i == _full):
+            return None
+    return m
+
+
+_full = slice(None)
+
+
+def masked_select_values(x, x_strides, mask, mask_strides, shape):
+    """The 1-d tensor of x's elements where mask, both given at ``shape`` by strides."""
+    k = _kernels(x)
+    n = k.mask_count(mask, mask_strides, shape)
+    out = alloc.empty((n,), x.dtype, x._storage.device)
+    if n:
+        k.masked_select(out, x, x_strides, mask, mask_strides, shape)
+    return out
+
+
 def getitem(t, index):
     """``t[index]`` for an index with tensors, lists or bools (a copy, PyTorch's layout)."""
+    m = _leading_mask(t, index)
+    if m is not None and m.dim() == t.dim():
+        return masked_select_values(t, t._stride, m, m._stride, t._shape)
     r, adv = _prepare(t, index)
     if not adv:
         return r
@@ -277,6 +307,14 @@ def _value_tensor(t, value):
 def _index_put(t, index, value, accumulate):
     """PyTorch's index_put_: a tensor value must have t's dtype, except that a one-element
     value with a single bool mask index is a masked fill (and converts)."""
+    if not accumulate and (not isinstance(value, Tensor) or value.numel() == 1):
+        m = _leading_mask(t, index)
+        if m is not None:   # PyTorch turns this into masked_fill_ too
+            if isinstance(value, Tensor):
+                value = value.item()
+            t._storage.version += 1
+            _kernels(t).masked_fill(t, m, m._stride + (0,) * (t.dim() - m.dim()), value)
+            return
     kinds = []
     r, adv = _prepare(t, index, kinds)
     t._storage.version += 1

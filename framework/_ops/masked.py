@@ -67,12 +67,8 @@ def masked_select(input, mask, *, out=None):
     if mask.dtype is not _bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = broadcast_shapes(input._shape, mask._shape)
-    x = views.expand(input, shape)
-    m = views.expand(mask, shape)
-    if not shape:
-        x = views._view(x, (1,), (1,), x._offset)
-        m = views._view(m, (1,), (1,), m._offset)
-    res = _index.getitem(x, (m,))
+    res = _index.masked_select_values(input, expand_strides(input, shape), mask,
+                                      expand_strides(mask, shape), shape)
     if out is None:
         return res
     check_out("masked_select", out, res._shape, res.dtype, False)
