@@ -129,6 +129,30 @@ void linear_offsets(uintptr_t out, const Shape& shape, const Shape& strides) {
   });
 }
 
+// out[p] = offset in a strided tensor of `shape` of its element number index[p] in
+// row-major order (take / put_ on any layout, no copy). Negative numbers count from the end.
+void take_offsets(uintptr_t out, uintptr_t index, const Shape& ishape, const Shape& istrides,
+                  const Shape& shape, const Shape& strides) {
+  int64_t* o = ptr<int64_t>(out);
+  const int64_t* ix = ptr<const int64_t>(index);
+  const int64_t n = numel_of(ishape), total = numel_of(shape);
+  const int nd = (int)shape.size();
+  parallel_for(0, n, 16384, [&](int64_t b, int64_t e) {
+    Walk w(ishape, {&istrides}, b);
+    for (int64_t i = b; i < e; i++, w.next()) {
+      const int64_t raw = ix[w.off[0]];
+      int64_t v = raw < 0 ? raw + total : raw;
+      if (v < 0 || v >= total) bad_index(S_TAKE, "", raw, 0, total);
+      int64_t off = 0;
+      for (int d = nd - 1; d >= 0; d--) {
+        off += (v % shape[d]) * strides[d];
+        v /= shape[d];
+      }
+      o[i] = off;
+    }
+  });
+}
+
 // ---- advanced indexing through offsets ----------------------------------------------------
 // X is the indexed tensor: element (o, p) is at X + xbase(o) + xoff[p]. Y is the plain
 // tensor: element (o, p) at Y + ybase(o) + yoff[p]. o runs over the `outer` (non-indexed)
@@ -169,14 +193,16 @@ void index_loop_impl(uintptr_t xp, const Shape& xs, const int64_t* xoff, uintptr
         return;
       }
     }
-    for (int64_t i = 0; i < n; i++) index_elem<T, MODE>(x + i * ix, y + i * iy, y + i * iy, alpha);
+    for (int64_t i = 0; i < n; i++)
+      index_elem<T, MODE>(x + i * ix, y + i * iy, y + i * iy, alpha);
   };
   // o outermost: for each outer element, loop over all p (a gather along one row)
   auto by_o = [&](int64_t pb, int64_t pe, const int64_t* off, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
       T* x = x0 + off[0] + i * ix;
       T* y = y0 + off[1] + i * iy;
-      for (int64_t p = pb; p < pe; p++) index_elem<T, MODE>(x + xoff[p], y + yoff[p], y + yoff[p], alpha);
+      for (int64_t p = pb; p < pe; p++)
+        index_elem<T, MODE>(x + xoff[p], y + yoff[p], y + yoff[p], alpha);
     }
   };
   const bool p_outer = nest.inner() >= 16;
@@ -254,9 +280,13 @@ void gather(int dt, int it, uintptr_t out, const Shape& so, uintptr_t src, const
             uintptr_t idx, const Shape& si, const Shape& shape, int64_t dim, int64_t sd,
             int64_t size) {
   FW_DISPATCH_ALL(dt, "gather", {
-    if (it == 5) gather_impl<scalar_t, int64_t>(out, so, src, ss, idx, si, shape, dim, sd, size);
-    else if (it == 4) gather_impl<scalar_t, int32_t>(out, so, src, ss, idx, si, shape, dim, sd, size);
-    else fail("gather(): Expected dtype int32/int64 for index");
+    if (it == 5) {
+      gather_impl<scalar_t, int64_t>(out, so, src, ss, idx, si, shape, dim, sd, size);
+    } else if (it == 4) {
+      gather_impl<scalar_t, int32_t>(out, so, src, ss, idx, si, shape, dim, sd, size);
+    } else {
+      fail("gather(): Expected dtype int32/int64 for index");
+    }
   });
 }
 
@@ -313,12 +343,16 @@ template <typename T, typename I>
 void scatter_r(int reduce, uintptr_t self, const Shape& sself, uintptr_t idx, const Shape& si,
                uintptr_t src, const Shape& ssrc, const Shape& shape, int64_t dim, int64_t sd,
                int64_t size) {
+  auto run = [&](auto op) {
+    constexpr int R = decltype(op)::value;
+    scatter_impl<T, I, R>(self, sself, idx, si, src, ssrc, shape, dim, sd, size);
+  };
   switch (reduce) {
-    case R_ASSIGN: scatter_impl<T, I, R_ASSIGN>(self, sself, idx, si, src, ssrc, shape, dim, sd, size); break;
-    case R_ADD: scatter_impl<T, I, R_ADD>(self, sself, idx, si, src, ssrc, shape, dim, sd, size); break;
-    case R_MUL: scatter_impl<T, I, R_MUL>(self, sself, idx, si, src, ssrc, shape, dim, sd, size); break;
-    case R_MAX: scatter_impl<T, I, R_MAX>(self, sself, idx, si, src, ssrc, shape, dim, sd, size); break;
-    case R_MIN: scatter_impl<T, I, R_MIN>(self, sself, idx, si, src, ssrc, shape, dim, sd, size); break;
+    case R_ASSIGN: run(std::integral_constant<int, R_ASSIGN>{}); break;
+    case R_ADD: run(std::integral_constant<int, R_ADD>{}); break;
+    case R_MUL: run(std::integral_constant<int, R_MUL>{}); break;
+    case R_MAX: run(std::integral_constant<int, R_MAX>{}); break;
+    case R_MIN: run(std::integral_constant<int, R_MIN>{}); break;
     default: fail("internal: bad scatter reduce");
   }
 }
@@ -327,9 +361,13 @@ void scatter(int reduce, int dt, int it, uintptr_t self, const Shape& sself, uin
              const Shape& si, uintptr_t src, const Shape& ssrc, const Shape& shape, int64_t dim,
              int64_t sd, int64_t size) {
   FW_DISPATCH_ALL(dt, "scatter", {
-    if (it == 5) scatter_r<scalar_t, int64_t>(reduce, self, sself, idx, si, src, ssrc, shape, dim, sd, size);
-    else if (it == 4) scatter_r<scalar_t, int32_t>(reduce, self, sself, idx, si, src, ssrc, shape, dim, sd, size);
-    else fail("scatter(): Expected dtype int32/int64 for index");
+    if (it == 5) {
+      scatter_r<scalar_t, int64_t>(reduce, self, sself, idx, si, src, ssrc, shape, dim, sd, size);
+    } else if (it == 4) {
+      scatter_r<scalar_t, int32_t>(reduce, self, sself, idx, si, src, ssrc, shape, dim, sd, size);
+    } else {
+      fail("scatter(): Expected dtype int32/int64 for index");
+    }
   });
 }
 
@@ -496,7 +534,8 @@ void masked_select_impl(uintptr_t x, const Shape& sx, uintptr_t mask, const Shap
 
 void masked_select(int dt, uintptr_t x, const Shape& sx, uintptr_t mask, const Shape& sm,
                    const Shape& shape, uintptr_t out) {
-  if (sx.size() != shape.size() || sm.size() != shape.size()) fail("internal: masked_select rank");
+  if (sx.size() != shape.size() || sm.size() != shape.size())
+    fail("internal: masked_select rank");
   FW_DISPATCH_ALL(dt, "masked_select", {
     masked_select_impl<scalar_t>(x, sx, mask, sm, shape, out);
   });
@@ -591,6 +630,7 @@ int64_t tri_indices(int64_t rows, int64_t cols, int64_t offset, bool upper, uint
 void register_index(py::module_& m) {
   m.def("index_offsets", &index_offsets, "element offsets of broadcast index tensors");
   m.def("linear_offsets", &linear_offsets, "element offsets of a strided shape, row-major");
+  m.def("take_offsets", &take_offsets, "offsets of row-major element numbers (take, put_)");
   m.def("index_loop", &index_loop, "gather / put / accumulate through offsets");
   m.def("gather", &gather, "gather along a dim");
   m.def("scatter", &scatter, "scatter (with reduction) along a dim");

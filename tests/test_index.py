@@ -473,3 +473,35 @@ def test_where_condition_and_argwhere(device):
     assert fw.argwhere(x).tolist() == np.argwhere(a.T).tolist()
     big = np.random.default_rng(0).random((300, 301)) > 0.7
     assert_close(fw.nonzero(fw.tensor(big)), np.argwhere(big))
+
+
+def test_take_put_any_layout(device):
+    a = np.arange(12.0).reshape(3, 4)
+    x = fw.tensor(a, device=device).t()
+    idx = [0, 1, -1, 5]
+    assert x.take(fw.tensor(idx)).tolist() == a.T.ravel()[idx].tolist()
+    x.put_(fw.tensor([0, 1]), fw.tensor([-1.0, -2.0], dtype=fw.float64))
+    ref = a.T.copy()
+    ref.reshape(-1)[[0, 1]] = [-1, -2]
+    np.testing.assert_array_equal(to_np(x), ref)
+    _raises(IndexError, "take\\(\\): tried to take from an empty tensor",
+            lambda: fw.zeros(0).take(fw.tensor([0])))
+    assert fw.zeros(0).take(fw.tensor([], dtype=fw.int64)).shape == (0,)
+
+
+def test_uint8_mask_is_deprecated_but_works(device):
+    x = fw.arange(4, device=device)
+    with pytest.warns(UserWarning, match="uint8"):
+        assert x[fw.tensor([1, 0, 1, 0], dtype=fw.uint8)].tolist() == [0, 2]
+
+
+def test_mask_setitem_dispatches_to_masked_fill(device):
+    # a one-element value with a single bool mask converts dtype (PyTorch's masked_fill path)
+    x = fw.zeros(2, 3, dtype=fw.int64, device=device)
+    tx = torch.zeros(2, 3, dtype=torch.int64)
+    m = np.array([True, False])
+    x[fw.tensor(m)] = fw.tensor([2.5])
+    tx[torch.tensor(m)] = torch.tensor([2.5])
+    np.testing.assert_array_equal(to_np(x), tx.numpy())
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
+        x[fw.tensor([0])] = fw.tensor([2.5])

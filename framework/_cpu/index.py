@@ -86,3 +86,10 @@ def masked_select(out, x, x_strides, mask, mask_strides, shape):
     """out (1-d, contiguous, mask_count elements) = x where mask, row-major over shape."""
     _C.masked_select(x.dtype.code, x.data_ptr(), x_strides, mask.data_ptr(), mask_strides,
                      shape, out.data_ptr())
+
+
+def take_offsets(out, index, x):
+    """out[p] = offset in x of its row-major element number index[p] (IndexError if out of
+    range)."""
+    _C.take_offsets(out.data_ptr(), index.data_ptr(), index._shape, index._stride, x._shape,
+                    x._stride)

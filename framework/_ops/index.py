@@ -532,9 +532,17 @@ def index_fill(input, dim, index, value):
     return index_fill_(views.clone(input), dim, index, value)
 
 
-def _flat(t):
-    """A 1-d view of a contiguous tensor."""
-    return views._view(t, (t.numel(),), (1,), t._offset)
+def _take_plan(input, index):
+    """The plan of input viewed as 1-d (any layout, no copy) indexed by ``index``."""
+    p = _Plan()
+    p.r, p.B, p.outer, p.pos = input, index._shape, [], 0
+    p.out_shape = index._shape
+    p.offsets = alloc.empty(index._shape, _int64, input._storage.device)
+    if index.numel():
+        if input.numel() == 0:
+            raise IndexError("take(): tried to take from an empty tensor")
+        _kernels(input).take_offsets(p.offsets, index, input)
+    return p
 
 
 def _check_long(op, index):
@@ -548,9 +556,7 @@ def _check_long(op, index):
 def take(input, index, *, out=None):
     """input viewed as 1-d, read at ``index``; the result has index's shape."""
     _check_long("take", index)
-    src = _flat(views.contiguous(input))
-    k = _kernels(input)
-    plan = _plan(src, {0: index}, k.STYLE_TAKE)
+    plan = _take_plan(input, index)
     if out is None:
         return _gather(plan)
     from .pointwise import check_out
@@ -576,12 +582,12 @@ def put_(input, index, source, accumulate=False):
                            f"elements, but got source.numel() = {source.numel()}, "
                            f"index.numel() = {index.numel()}")
     input._storage.version += 1
-    work = input if input.is_contiguous() else views.clone(input)
-    k = _kernels(input)
-    plan = _plan(_flat(work), {0: index}, k.STYLE_TAKE)
+    if index.numel() == 0:
+        return input
+    if input.numel() == 0:
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
+    plan = _take_plan(input, index)
     _put(plan, views.contiguous(source).reshape(index._shape), accumulate, "put_")
-    if work is not input:
-        views.copy_(input, work)
     return input
 
 
