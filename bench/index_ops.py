@@ -34,34 +34,46 @@ def main():
     gidx = rng.integers(0, 256, (20000, 32))
     sidx = rng.integers(0, 1000, 2_000_000)
     ones = np.ones(2_000_000, np.float32)
+    seg = rng.integers(0, 1000, 100000)
+    seg2 = np.repeat(seg[:, None], 64, 1)
+    vals = rng.standard_normal((100000, 64)).astype(np.float32)
     x, r, c, m, bm = (fw.tensor(a), fw.tensor(rows), fw.tensor(cols), fw.tensor(mask),
                       fw.tensor(big_mask))
     g, si, on = fw.tensor(gidx), fw.tensor(sidx), fw.tensor(ones)
+    sg, sg2, va = fw.tensor(seg), fw.tensor(seg2), fw.tensor(vals)
     cases = [
         ("x[rows]", lambda: x[r], lambda T: T["x"][T["r"]], lambda: a[rows]),
         ("x[:, cols]", lambda: x[:, c], lambda T: T["x"][:, T["c"]], lambda: a[:, cols]),
         ("x[mask]", lambda: x[m], lambda T: T["x"][T["m"]], lambda: a[mask]),
         ("x[big_mask]", lambda: x[bm], lambda T: T["x"][T["bm"]], lambda: a[big_mask]),
-        ("x[rows] = 0", lambda: x.__setitem__(r, 0.0), lambda T: T["x"].__setitem__(T["r"], 0.0), None),
-        ("index_select 0", lambda: x.index_select(0, r), lambda T: T["x"].index_select(0, T["r"]), None),
+        ("x[rows] = 0", lambda: x.__setitem__(r, 0.0),
+         lambda T: T["x"].__setitem__(T["r"], 0.0), None),
+        ("index_select 0", lambda: x.index_select(0, r),
+         lambda T: T["x"].index_select(0, T["r"]), None),
         ("gather 1", lambda: x.gather(1, g), lambda T: T["x"].gather(1, T["g"]),
          lambda: np.take_along_axis(a, gidx, 1)),
         ("scatter_add 2M->1K", lambda: fw.zeros(1000).scatter_add_(0, si, on),
          lambda T: torch.zeros(1000).scatter_add_(0, T["si"], T["on"]),
          lambda: np.add.at(np.zeros(1000, np.float32), sidx, ones)),
+        ("scatter_add dim0 2-d", lambda: fw.zeros(1000, 64).scatter_add_(0, sg2, va),
+         lambda T: torch.zeros(1000, 64).scatter_add_(0, T["sg2"], T["va"]), None),
+        ("index_put_ acc", lambda: fw.zeros(1000, 64).index_put_((sg,), va, accumulate=True),
+         lambda T: torch.zeros(1000, 64).index_put_((T["sg"],), T["va"], accumulate=True),
+         None),
         ("index_add rows", lambda: x.index_add(0, r, x[:8000]),
          lambda T: T["x"].index_add(0, T["r"], T["x"][:8000]), None),
         ("nonzero", lambda: fw.nonzero(bm), lambda T: torch.nonzero(T["bm"]),
          lambda: np.argwhere(big_mask)),
-        ("masked_fill", lambda: x.masked_fill(bm, 0.0), lambda T: T["x"].masked_fill(T["bm"], 0.0),
-         None),
+        ("masked_fill", lambda: x.masked_fill(bm, 0.0),
+         lambda T: T["x"].masked_fill(T["bm"], 0.0), None),
         ("tril", lambda: x[:4096, :256].tril(), lambda T: T["x"][:4096, :256].tril(), None),
     ]
     T = None
     if torch is not None:
         T = {"x": torch.tensor(a), "r": torch.tensor(rows), "c": torch.tensor(cols),
              "m": torch.tensor(mask), "bm": torch.tensor(big_mask), "g": torch.tensor(gidx),
-             "si": torch.tensor(sidx), "on": torch.tensor(ones)}
+             "si": torch.tensor(sidx), "on": torch.tensor(ones), "sg": torch.tensor(seg),
+             "sg2": torch.tensor(seg2), "va": torch.tensor(vals)}
     print(f"{'op':<22}{'framework ms':>14}{'torch ms':>10}{'ratio':>8}{'numpy ms':>10}")
     for name, f, tf, nf in cases:
         tf_ms = _time(f) * 1e3

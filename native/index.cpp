@@ -153,6 +153,26 @@ void take_offsets(uintptr_t out, uintptr_t index, const Shape& ishape, const Sha
   });
 }
 
+// Threads never split work finer than this many outer elements: neighbouring chunks would
+// write to the same cache lines (false sharing makes that slower than one thread).
+constexpr int64_t kMinGrain = 64;
+
+// The runs nest.runs(b, e) visits, collected once so that a loop over them can be repeated
+// (for each index position) without re-walking the nest.
+template <int K>
+struct RunList {
+  struct Run { int64_t off[K]; int64_t n; };
+  std::vector<Run> runs;
+  RunList(const Nest<K>& nest, int64_t b, int64_t e) {
+    nest.runs(b, e, [&](const int64_t* off, int64_t n) {
+      Run r;
+      for (int k = 0; k < K; k++) r.off[k] = off[k];
+      r.n = n;
+      runs.push_back(r);
+    });
+  }
+};
+
 // ---- advanced indexing through offsets ----------------------------------------------------
 // X is the indexed tensor: element (o, p) is at X + xbase(o) + xoff[p]. Y is the plain
 // tensor: element (o, p) at Y + ybase(o) + yoff[p]. o runs over the `outer` (non-indexed)
@@ -205,26 +225,29 @@ void index_loop_impl(uintptr_t xp, const Shape& xs, const int64_t* xoff, uintptr
         index_elem<T, MODE>(x + xoff[p], y + yoff[p], y + yoff[p], alpha);
     }
   };
-  const bool p_outer = nest.inner() >= 16;
+  // p outermost only when a contiguous run of the outer dims can be streamed
+  const bool p_outer = nest.inner() >= 16 && (ix == 1 || iy == 1);
   const int64_t total = O * P;
   // Writes to X may collide between different p (duplicate indices): accumulate keeps all
   // p of one outer element on one thread. Gather and put split either way.
   if (MODE == ACCUMULATE || O >= P || total < 32768) {
-    const int64_t grain = std::max<int64_t>(1, 32768 / P);
+    const int64_t grain = std::max<int64_t>(kMinGrain, 32768 / P);
     parallel_for(0, O, grain, [&](int64_t b, int64_t e) {
       if (p_outer) {
+        RunList<2> rl(nest, b, e);
         for (int64_t p = 0; p < P; p++)
-          nest.runs(b, e, [&](const int64_t* off, int64_t n) { by_p(p, off, n); });
+          for (auto& r : rl.runs) by_p(p, r.off, r.n);
       } else {
         nest.runs(b, e, [&](const int64_t* off, int64_t n) { by_o(0, P, off, n); });
       }
     });
   } else {
-    const int64_t grain = std::max<int64_t>(1, 32768 / O);
+    const int64_t grain = std::max<int64_t>(kMinGrain, 32768 / O);
     parallel_for(0, P, grain, [&](int64_t b, int64_t e) {
       if (p_outer) {
+        RunList<2> rl(nest, 0, O);
         for (int64_t p = b; p < e; p++)
-          nest.runs(0, O, [&](const int64_t* off, int64_t n) { by_p(p, off, n); });
+          for (auto& r : rl.runs) by_p(p, r.off, r.n);
       } else {
         nest.runs(0, O, [&](const int64_t* off, int64_t n) { by_o(b, e, off, n); });
       }
@@ -312,30 +335,48 @@ inline void reduce_into(T& d, T s) {
 }
 
 // self[selfbase(e) + index[e] * sd] op= src[e] over the index shape. The caller puts `dim`
-// last, so all elements that can hit the same self element lie in one innermost row; rows
-// are split between threads, never a row itself.
+// last. Elements that can hit the same self element differ only along dim, so threads
+// split the other dims and each walks the whole dim: no write races, any duplicates.
 template <typename T, typename I, int R>
 void scatter_impl(uintptr_t self, const Shape& sself, uintptr_t idx, const Shape& si,
                   uintptr_t src, const Shape& ssrc, const Shape& shape, int64_t dim, int64_t sd,
                   int64_t size) {
-  Nest<3> nest(shape, {&sself, &si, &ssrc});
-  if (nest.numel == 0) return;
+  if (numel_of(shape) == 0) return;
+  auto init = [](const Shape& v) { return Shape(v.begin(), v.end() - 1); };
+  const Shape oshape = init(shape), o0 = init(sself), o1 = init(si), o2 = init(ssrc);
+  const int64_t nd = shape.back(), dd = sself.back(), di = si.back(), ds = ssrc.back();
+  Nest<3> nest(oshape, {&o0, &o1, &o2});
   T* d0 = ptr<T>(self);
   const I* i0 = ptr<const I>(idx);
   const T* s0 = ptr<const T>(src);
   const int64_t id = nest.inner_stride(0), ii = nest.inner_stride(1), is = nest.inner_stride(2);
-  const int64_t inner = nest.inner(), rows = nest.numel / inner;
-  parallel_for(0, rows, std::max<int64_t>(1, 32768 / inner), [&](int64_t b, int64_t e) {
-    nest.runs(b * inner, e * inner, [&](const int64_t* off, int64_t n) {
-      T* d = d0 + off[0];
-      const I* ix = i0 + off[1];
-      const T* s = s0 + off[2];
-      for (int64_t k = 0; k < n; k++) {
-        const int64_t v = (int64_t)ix[k * ii];
-        if (v < 0 || v >= size) bad_index(S_RUNTIME, "", v, dim, size);
-        reduce_into<T, R>(d[k * id + v * sd], s[k * is]);
-      }
-    });
+  auto elem = [&](T* d, const I* ix, const T* s) {
+    const int64_t v = (int64_t)*ix;
+    if (v < 0 || v >= size) bad_index(S_RUNTIME, "", v, dim, size);
+    reduce_into<T, R>(d[v * sd], *s);
+  };
+  const bool dim_outer = nest.inner() >= 16;  // long runs of the other dims: stream them
+  const int64_t grain = std::max<int64_t>(kMinGrain, 32768 / nd);
+  parallel_for(0, nest.numel, grain, [&](int64_t b, int64_t e) {
+    if (dim_outer) {
+      RunList<3> rl(nest, b, e);
+      for (int64_t i = 0; i < nd; i++)
+        for (auto& r : rl.runs) {
+          T* d = d0 + r.off[0] + i * dd;
+          const I* ix = i0 + r.off[1] + i * di;
+          const T* s = s0 + r.off[2] + i * ds;
+          for (int64_t k = 0; k < r.n; k++) elem(d + k * id, ix + k * ii, s + k * is);
+        }
+    } else {
+      nest.runs(b, e, [&](const int64_t* off, int64_t n) {
+        for (int64_t k = 0; k < n; k++) {
+          T* d = d0 + off[0] + k * id;
+          const I* ix = i0 + off[1] + k * ii;
+          const T* s = s0 + off[2] + k * is;
+          for (int64_t i = 0; i < nd; i++) elem(d + i * dd, ix + i * di, s + i * ds);
+        }
+      });
+    }
   });
 }
 
@@ -554,8 +595,12 @@ void masked_fill(int dt, uintptr_t x, const Shape& sx, uintptr_t mask, const Sha
     nest.parallel([&](const int64_t* off, int64_t n) {
       scalar_t* xp = x0 + off[0];
       const bool* mp = m0 + off[1];
-      for (int64_t k = 0; k < n; k++)
-        if (mp[k * im]) xp[k * ix] = v;
+      if (ix == 1 && im == 1) {  // a select the compiler can vectorize
+        for (int64_t k = 0; k < n; k++) xp[k] = mp[k] ? v : xp[k];
+      } else {
+        for (int64_t k = 0; k < n; k++)
+          if (mp[k * im]) xp[k * ix] = v;
+      }
     });
   });
 }

@@ -505,3 +505,30 @@ def test_mask_setitem_dispatches_to_masked_fill(device):
     np.testing.assert_array_equal(to_np(x), tx.numpy())
     with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
         x[fw.tensor([0])] = fw.tensor([2.5])
+
+
+def test_setitem_rejects_non_numbers(device):
+    x = fw.zeros(3, device=device)
+    for v in ([1.0, 2.0], (1, 2), None, "a"):
+        with pytest.raises(TypeError, match="can't assign a"):
+            x[fw.tensor([0, 1])] = v
+    with pytest.raises(TypeError, match="can't assign a list to a framework.FloatTensor"):
+        x[0:2] = [1.0, 2.0]
+
+
+def test_index_select_out_variants(device):
+    a = np.arange(12.0).reshape(3, 4)
+    x = fw.tensor(a, dtype=fw.float32, device=device)
+    big = fw.zeros(3, 8, device=device)
+    out = big[:, ::2]                       # non-contiguous out
+    fw.index_select(x, 0, fw.tensor([2, 0, 1]), out=out)
+    np.testing.assert_array_equal(to_np(out), a[[2, 0, 1]])
+    y = x.clone()
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        fw.index_select(y, 0, fw.tensor([2, 2, 0]), out=y)
+    s = fw.tensor(7.0, device=device)
+    o = fw.zeros((), device=device)
+    fw.index_select(s, 0, fw.tensor([0]), out=o)
+    assert o.item() == 7.0 and fw.index_select(s, 0, fw.tensor(0)).shape == ()
+    with pytest.raises(RuntimeError, match="same scalar type"):
+        fw.index_select(x, 0, fw.tensor([0]), out=fw.zeros(1, 4, dtype=fw.float64))

@@ -419,15 +419,19 @@ def index_select(input, dim, index, *, out=None):
             raise RuntimeError(f"index_select(): self and result must have the same scalar "
                                f"type. Got self: {type_name(input.dtype)} and result: "
                                f"{type_name(out.dtype)}")
+        if out._storage is input._storage or out._storage is index._storage:
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
         check_out("index_select", out, shape, input.dtype, False)
-        if not out.is_contiguous():
-            res = _gather(plan)
-            views.copy_(out, res.reshape(shape))
+        if out.is_contiguous():
+            _gather(plan, Tensor._make(out._storage, plan.out_shape, out._stride or (1,),
+                                       out._offset, out.dtype))
             return out
-        target = Tensor._make(out._storage, plan.out_shape, alloc.contiguous_strides(
-            plan.out_shape), out._offset, out.dtype)
-        _gather(plan, target)
-        return out
+        res = _gather(plan)
+        if not shape:
+            res = views._view(res, (), (), res._offset)
+        return views.copy_(out, res)
     res = _gather(plan)
     return res if input.dim() else views._view(res, (), (), res._offset)
 

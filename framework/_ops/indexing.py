@@ -3,6 +3,8 @@ as views; tensors and bool masks go to advanced indexing (framework._ops.index).
 import builtins
 import warnings
 
+import numpy as np
+
 from .._tensor import Tensor
 from . import views
 
@@ -96,7 +98,14 @@ def getitem(t, index):
     return advanced.getitem(t, _expand_index(t, index))
 
 
+def _check_value(t, value):
+    if not isinstance(value, (Tensor, builtins.int, builtins.float, builtins.bool, complex,
+                              np.number, np.bool_)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {t.type()}")
+
+
 def setitem(t, index, value):
+    _check_value(t, value)
     index = _normalize(index)
     if _is_basic(index):
         target = basic_view(t, index)
