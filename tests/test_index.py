@@ -364,7 +364,8 @@ def test_index_op_errors(device):
     _raises(IndexError, "index out of range in self",
             lambda: x.index_add_(0, i5, fw.ones(1)))
     _raises(RuntimeError, "index_add_\\(\\): self \\(Float\\) and source \\(Double\\) must have "
-            "the same scalar type", lambda: x.index_add(0, fw.tensor([1]), fw.ones(1, dtype=fw.float64)))
+            "the same scalar type",
+            lambda: x.index_add(0, fw.tensor([1]), fw.ones(1, dtype=fw.float64)))
     _raises(RuntimeError, "source tensor shape must match self tensor shape",
             lambda: fw.zeros(3, 4).index_add(0, fw.tensor([1]), fw.ones(1, 3)))
     _raises(IndexError, "index_copy_\\(\\): index 5 is out of bounds for dimension 0 with size 3",

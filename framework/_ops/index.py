@@ -73,7 +73,8 @@ def _mask_indices(mask):
 
 
 def _is_int(i):
-    return isinstance(i, (builtins.int, np.integer)) and not isinstance(i, (builtins.bool, np.bool_))
+    return isinstance(i, (builtins.int, np.integer)) and \
+        not isinstance(i, (builtins.bool, np.bool_))
 
 
 def _prepare(t, index, kinds=None):

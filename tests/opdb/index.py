@@ -57,7 +57,8 @@ def _gather(fw, device, dt, nc, seed):
     idx_t = fw.tensor(i1.T.copy(), device=device).t()   # a transposed index
     return [(fw.gather(t, 0, _idx(fw, device, i0)), np.take_along_axis(a, i0, 0)),
             (t.gather(1, idx_t), np.take_along_axis(a, i1, 1)),
-            (fw.gather(t, -1, _idx(fw, device, i1[:2, :1]).int()), np.take_along_axis(a[:2], i1[:2, :1], 1))]
+            (fw.gather(t, -1, _idx(fw, device, i1[:2, :1]).int()),
+             np.take_along_axis(a[:2], i1[:2, :1], 1))]
 
 
 def _scatter_ref(a, dim, idx, src, op=None):
@@ -270,7 +271,8 @@ def _take_along_dim(fw, device, dt, nc, seed):
     return [(fw.take_along_dim(t, _idx(fw, device, i1), 1), np.take_along_axis(a, i1, 1)),
             (t.take_along_dim(_idx(fw, device, i0), dim=0), np.take_along_axis(a, i0, 0)),
             (fw.take_along_dim(t, _idx(fw, device, flat)), a.ravel()[flat]),
-            (fw.take_along_dim(t, _idx(fw, device, [[1]]), 1), np.take_along_axis(a, np.array([[1]] * 3), 1))]
+            (fw.take_along_dim(t, _idx(fw, device, [[1]]), 1),
+             np.take_along_axis(a, np.array([[1]] * 3), 1))]
 
 
 def _put(fw, device, dt, nc, seed):
@@ -297,7 +299,8 @@ def _nonzero(fw, device, dt, nc, seed):
     out += list(zip(tup, ref))
     out.append((fw.nonzero(fw.zeros((), dtype=dt, device=device)), np.zeros((0, 0), np.int64)))
     out.append((fw.nonzero(fw.ones((), dtype=dt, device=device)), np.zeros((1, 0), np.int64)))
-    out.append((fw.nonzero(fw.ones((), dtype=dt, device=device), as_tuple=True)[0], np.zeros(1, np.int64)))
+    one = fw.ones((), dtype=dt, device=device)
+    out.append((fw.nonzero(one, as_tuple=True)[0], np.zeros(1, np.int64)))
     return out
 
 
@@ -331,7 +334,8 @@ def _tri_indices(name, np_name):
         out = []
         for r, c, k in [(3, 4, 0), (4, 3, 1), (5, 5, -2), (0, 3, 0), (3, 0, 1), (2, 6, 7)]:
             got = getattr(fw, name)(r, c, k, device=device)
-            out.append((got, np.stack(getattr(np, np_name)(r, k, c)).astype(np.int64).reshape(2, -1)))
+            ref = np.stack(getattr(np, np_name)(r, k, c)).astype(np.int64).reshape(2, -1)
+            out.append((got, ref))
         got = getattr(fw, name)(4, 4, dtype=fw.int32, device=device)
         assert got.dtype is fw.int32
         out.append((got, np.stack(getattr(np, np_name)(4, 0, 4))))
