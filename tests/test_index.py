@@ -533,3 +533,73 @@ def test_index_select_out_variants(device):
     assert o.item() == 7.0 and fw.index_select(s, 0, fw.tensor(0)).shape == ()
     with pytest.raises(RuntimeError, match="same scalar type"):
         fw.index_select(x, 0, fw.tensor([0]), out=fw.zeros(1, 4, dtype=fw.float64))
+
+
+def _pair(arr, transposed):
+    """(framework, torch) tensors with arr's values, optionally in a transposed layout."""
+    if transposed and arr.ndim >= 2:
+        base = np.ascontiguousarray(np.swapaxes(arr, 0, -1))
+        return fw.tensor(base).transpose(0, -1), torch.tensor(base).transpose(0, -1)
+    return fw.tensor(arr), torch.tensor(arr)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_dim_ops_match_torch_random(seed):
+    rng = np.random.default_rng(seed)
+    nd = int(rng.integers(1, 4))
+    shape = tuple(int(n) for n in rng.integers(1, 5, nd))
+    dim = int(rng.integers(-nd, nd))
+    n_idx = int(rng.integers(0, 6))
+    idx = rng.integers(0, shape[dim], n_idx)
+    a = rng.integers(-5, 6, shape).astype(np.float32)
+    sshape = list(shape)
+    sshape[dim] = n_idx
+    s = rng.integers(-5, 6, sshape).astype(np.float32)
+    tr = bool(seed % 2)
+    x, tx = _pair(a, tr)
+    src, tsrc = _pair(s, not tr)
+    i, ti = fw.tensor(idx), torch.tensor(idx)
+    checks = [
+        (fw.index_select(x, dim, i), torch.index_select(tx, dim, ti)),
+        (x.index_add(dim, i, src, alpha=3), tx.index_add(dim, ti, tsrc, alpha=3)),
+        (x.index_fill(dim, i, -1.5), tx.index_fill(dim, ti, -1.5)),
+    ]
+    uniq = np.unique(idx)
+    su = np.take(s, np.arange(len(uniq)), axis=dim) if len(uniq) else np.take(s, [], axis=dim)
+    sux, tsux = _pair(np.ascontiguousarray(su), tr)
+    checks.append((x.index_copy(dim, fw.tensor(uniq), sux),
+                   tx.index_copy(dim, torch.tensor(uniq), tsux)))
+    for got, exp in checks:
+        assert tuple(got.shape) == tuple(exp.shape)
+        np.testing.assert_array_equal(to_np(got), exp.numpy())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_masked_ops_match_torch_random(seed):
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(n) for n in rng.integers(1, 5, int(rng.integers(1, 4))))
+    mshape = tuple(1 if rng.random() < 0.3 else n for n in shape)[int(rng.integers(0, 2)):]
+    a = rng.standard_normal(shape).astype(np.float32)
+    m = rng.random(mshape) > 0.5
+    x, tx = _pair(a, bool(seed % 2))
+    mk, tmk = fw.tensor(m), torch.tensor(m)
+    src = rng.standard_normal(a.size).astype(np.float32)
+    pairs = [
+        (x.masked_fill(mk, 7.0), tx.masked_fill(tmk, 7.0)),
+        (x.masked_select(mk), tx.masked_select(tmk)),
+        (x.masked_scatter(mk, fw.tensor(src)), tx.masked_scatter(tmk, torch.tensor(src))),
+        (x[mk.expand(x.shape) if mk.shape != x.shape else mk],
+         tx[tmk.expand(tx.shape) if tmk.shape != tx.shape else tmk]),
+    ]
+    for got, exp in pairs:
+        assert tuple(got.shape) == tuple(exp.shape)
+        np.testing.assert_array_equal(to_np(got), exp.numpy())
+
+
+def test_numpy_array_indices(device):
+    a = np.arange(24).reshape(2, 3, 4)
+    x = fw.tensor(a, device=device)
+    m = a[:, :, 0] % 4 == 0
+    np.testing.assert_array_equal(to_np(x[m, ...]), a[m, ...])
+    np.testing.assert_array_equal(to_np(x[..., np.array([3, 0])]), a[..., [3, 0]])
+    np.testing.assert_array_equal(to_np(x[np.array([1, 0])]), a[[1, 0]])

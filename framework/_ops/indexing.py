@@ -30,8 +30,18 @@ def _normalize(index):
         warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
                       "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
                       "x[seq].", UserWarning, stacklevel=3)
-        return tuple(index)
+        index = tuple(index)
+    # NumPy arrays index like tensors (a bool array is a mask over its dims)
+    if isinstance(index, np.ndarray):
+        return _from_numpy(index)
+    if isinstance(index, tuple) and any(isinstance(i, np.ndarray) for i in index):
+        return tuple(_from_numpy(i) if isinstance(i, np.ndarray) else i for i in index)
     return index
+
+
+def _from_numpy(arr):
+    from .creation import tensor
+    return tensor(arr)
 
 
 def _expand_index(t, index):
