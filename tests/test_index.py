@@ -603,3 +603,24 @@ def test_numpy_array_indices(device):
     np.testing.assert_array_equal(to_np(x[m, ...]), a[m, ...])
     np.testing.assert_array_equal(to_np(x[..., np.array([3, 0])]), a[..., [3, 0]])
     np.testing.assert_array_equal(to_np(x[np.array([1, 0])]), a[[1, 0]])
+
+
+def test_accumulate_with_duplicates_on_threads(device):
+    # large problems take the threaded paths; duplicates must never lose an update
+    rng = np.random.default_rng(5)
+    rows = rng.integers(0, 50, 20000)
+    vals = rng.integers(-3, 4, (20000, 130)).astype(np.float64)
+    ref = np.zeros((50, 130))
+    np.add.at(ref, rows, vals)
+    x = fw.zeros(50, 130, dtype=fw.float64, device=device)
+    x.index_put_((fw.tensor(rows),), fw.tensor(vals), accumulate=True)
+    np.testing.assert_array_equal(to_np(x), ref)
+    y = fw.zeros(50, 130, dtype=fw.float64, device=device)
+    y.index_add_(0, fw.tensor(rows), fw.tensor(vals))
+    np.testing.assert_array_equal(to_np(y), ref)
+    z = fw.zeros(50, 130, dtype=fw.float64, device=device)
+    z.scatter_add_(0, fw.tensor(np.repeat(rows[:, None], 130, 1)), fw.tensor(vals))
+    np.testing.assert_array_equal(to_np(z), ref)
+    zt = fw.zeros(130, 50, dtype=fw.float64, device=device)
+    zt.scatter_add_(1, fw.tensor(np.repeat(rows[None, :], 130, 0)), fw.tensor(vals.T.copy()))
+    np.testing.assert_array_equal(to_np(zt), ref.T)
