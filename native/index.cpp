@@ -262,12 +262,18 @@ acc_t<T> scalar_as(double fv, int64_t iv, bool is_float) {
   else return is_float ? (T)(int64_t)fv : (T)iv;
 }
 
+// yoff == 0 means y's index positions are evenly spaced: yoff[p] = p * y_pstride.
 void index_loop(int mode, int dt, uintptr_t x, const Shape& xs, uintptr_t xoff, uintptr_t y,
-                const Shape& ys, uintptr_t yoff, int64_t P, const Shape& outer, double alpha_f,
-                int64_t alpha_i, bool alpha_is_float) {
+                const Shape& ys, uintptr_t yoff, int64_t y_pstride, int64_t P,
+                const Shape& outer, double alpha_f, int64_t alpha_i, bool alpha_is_float) {
   if (xs.size() != outer.size() || ys.size() != outer.size()) fail("internal: index_loop rank");
   const int64_t* xo = ptr<const int64_t>(xoff);
-  const int64_t* yo = ptr<const int64_t>(yoff);
+  std::vector<int64_t> even;
+  if (!yoff) {
+    even.resize(P);
+    for (int64_t p = 0; p < P; p++) even[p] = p * y_pstride;
+  }
+  const int64_t* yo = yoff ? ptr<const int64_t>(yoff) : even.data();
   FW_DISPATCH_ALL(dt, "index", {
     auto alpha = scalar_as<scalar_t>(alpha_f, alpha_i, alpha_is_float);
     if (mode == GATHER) index_loop_impl<scalar_t, GATHER>(x, xs, xo, y, ys, yo, P, outer, alpha);

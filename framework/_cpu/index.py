@@ -22,11 +22,16 @@ def linear_offsets(out, shape, strides):
 
 
 def index_loop(mode, x, x_strides, x_off, y, y_strides, y_off, outer, alpha=1):
-    """Moves elements between x (indexed through x_off) and y (at y_off) over ``outer`` dims:
+    """Moves elements between x (indexed through x_off) and y (at y_off: an int64 tensor of
+    offsets, or an int stride between index positions) over ``outer`` dims:
     GATHER y = x, PUT x = y, ACCUMULATE x += alpha * y."""
     is_float = isinstance(alpha, float)
+    if isinstance(y_off, int):
+        y_ptr, y_step = 0, y_off
+    else:
+        y_ptr, y_step = y_off.data_ptr(), 0
     _C.index_loop(mode, x.dtype.code, x.data_ptr(), x_strides, x_off.data_ptr(), y.data_ptr(),
-                  y_strides, y_off.data_ptr(), x_off.numel(), outer,
+                  y_strides, y_ptr, y_step, x_off.numel(), outer,
                   float(alpha) if is_float else 0.0, 0 if is_float else int(alpha), is_float)
 
 

@@ -19,6 +19,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, views
 from .pointwise import broadcast_shapes, expand_strides, type_name
+from .._cpu import index as _cpu_index
 
 _int64 = _dtype.int64
 _int_index_dtypes = (_dtype.int64, _dtype.int32)
@@ -27,6 +28,8 @@ _mask_dtypes = (_dtype.bool, _dtype.uint8)
 
 
 def _kernels(t):
+    if t._storage.device.type == "cpu":
+        return _cpu_index
     return alloc.backend(t._storage.device).index
 
 
@@ -209,13 +212,30 @@ def _split_strides(plan, strides):
     return outer, tuple(strides[plan.pos:plan.pos + nb])
 
 
+def _even_step(shape, strides):
+    """The one stride between consecutive row-major positions of ``shape`` when there is
+    one (dims of size 1 ignored), else None."""
+    step = None
+    inner = 1
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n == 1:
+            continue
+        if step is None:
+            step = st
+        elif st != step * inner:
+            return None
+        inner *= n
+    return 0 if step is None else step
+
+
 def _run(plan, mode, y, y_strides, alpha=1):
     """Runs the index kernel between plan.r (indexed) and y (laid out like the result)."""
     r = plan.r
     k = _kernels(r)
     y_outer, y_b = _split_strides(plan, y_strides)
-    y_off = alloc.empty(plan.B, _int64, r._storage.device)
-    if y_off.numel():
+    y_off = _even_step(plan.B, y_b)
+    if y_off is None:
+        y_off = alloc.empty(plan.B, _int64, r._storage.device)
         k.linear_offsets(y_off, plan.B, y_b)
     k.index_loop(mode, r, [r._stride[d] for d in plan.outer], plan.offsets, y, y_outer, y_off,
                  [r._shape[d] for d in plan.outer], alpha)

@@ -100,11 +100,22 @@ def basic_view(t, index):
     return views._view(t, shape, stride, off)
 
 
+_index_module = []
+
+
+def _advanced():
+    """framework._ops.index, imported on first use (it imports this module's users)."""
+    if not _index_module:
+        from . import index
+        _index_module.append(index)
+    return _index_module[0]
+
+
 def getitem(t, index):
     index = _normalize(index)
     if _is_basic(index):
         return basic_view(t, index)
-    from . import index as advanced
+    advanced = _advanced()
     return advanced.getitem(t, _expand_index(t, index))
 
 
@@ -124,7 +135,7 @@ def setitem(t, index, value):
         else:
             views.fill_(target, value)
         return
-    from . import index as advanced
+    advanced = _advanced()
     if isinstance(index, builtins.bool):
         advanced.setitem_bool(t, index, value)
         return
