@@ -19,7 +19,6 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, views
 from .pointwise import broadcast_shapes, expand_strides, type_name
-from .._cpu import index as _cpu_index
 
 _int64 = _dtype.int64
 _int_index_dtypes = (_dtype.int64, _dtype.int32)
@@ -27,10 +26,16 @@ _select_dtypes = (_dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64)
 _mask_dtypes = (_dtype.bool, _dtype.uint8)
 
 
+_backends = {}
+
+
 def _kernels(t):
-    if t._storage.device.type == "cpu":
-        return _cpu_index
-    return alloc.backend(t._storage.device).index
+    """The index kernels of t's device (looked up once per device type)."""
+    kind = t._storage.device.type
+    k = _backends.get(kind)
+    if k is None:
+        k = _backends[kind] = alloc.backend(t._storage.device).index
+    return k
 
 
 def _as_long(t):
