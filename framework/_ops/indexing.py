@@ -75,7 +75,7 @@ def basic_view(t, index):
     for i in index:
         if i is None:
             shape.append(1)
-            stride.append(1)   # any stride is valid for a size-1 dim
+            stride.append(1)  # any stride is valid for a size-1 dim
             continue
         if isinstance(i, slice):
             size = t._shape[d]
