@@ -624,3 +624,11 @@ def test_accumulate_with_duplicates_on_threads(device):
     zt = fw.zeros(130, 50, dtype=fw.float64, device=device)
     zt.scatter_add_(1, fw.tensor(np.repeat(rows[None, :], 130, 0)), fw.tensor(vals.T.copy()))
     np.testing.assert_array_equal(to_np(zt), ref.T)
+
+
+def test_tri_indices_dtypes(device):
+    assert fw.tril_indices(3, 3, dtype=fw.int32, device=device).dtype is fw.int32
+    with pytest.raises(NotImplementedError, match="\"tril_indices\" not implemented for 'Float'"):
+        fw.tril_indices(3, 3, dtype=fw.float32)
+    with pytest.raises(RuntimeError, match="col must be non-negative"):
+        fw.triu_indices(3, -1)

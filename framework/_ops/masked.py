@@ -187,7 +187,7 @@ def _tri_indices(op, row, col, offset, dtype, device, upper):
         raise RuntimeError(f"col must be non-negative, got{col}")
     dtype = _dtype.int64 if dtype is None else alloc.resolve_dtype(dtype)
     if dtype not in (_dtype.int64, _dtype.int32):
-        raise RuntimeError(f"\"{op}\" not implemented for '{type_name(dtype)}'")
+        raise NotImplementedError(f"\"{op}\" not implemented for '{type_name(dtype)}'")
     device = alloc.resolve_device(device)
     k = alloc.backend(device).index
     n = k.tri_indices_count(row, col, offset, upper)
