@@ -85,6 +85,9 @@ PyObject* fastcall_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   } catch (py::error_already_set& e) {
     e.restore();
     return nullptr;
+  } catch (NotImplemented& e) {
+    PyErr_SetString(PyExc_NotImplementedError, e.what());
+    return nullptr;
   } catch (std::invalid_argument& e) {
     PyErr_SetString(PyExc_ValueError, e.what());
     return nullptr;

@@ -16,6 +16,13 @@ void register_shape(py::module_& m);
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "CPU kernels of the framework";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const fw::NotImplemented& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    }
+  });
   m.def("num_threads", &fw::num_threads);
   m.def("set_num_threads", &fw::set_num_threads);
   fw::register_alloc(m);
