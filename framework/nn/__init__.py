@@ -1,0 +1,2 @@
+"""Neural network building blocks (PyTorch's ``torch.nn``)."""
+from . import functional  # noqa: F401
