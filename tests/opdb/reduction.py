@@ -238,9 +238,10 @@ def var_case(fw_fn, sqrt):
                         warnings.simplefilter("ignore")
                         got = fw_fn(fw, x, dim, True, **kw)
                         ref = np_var(corr, sqrt)(a.astype(np.float64), axis(dim, a.ndim), True)
+                        mean = np.mean(a.astype(np.float64), axis=axis(dim, a.ndim),
+                                       keepdims=True)
                     if isinstance(got, tuple):
-                        out.append((got[1], np.mean(a.astype(np.float64), axis=axis(
-                            dim, a.ndim), keepdims=True)))
+                        out.append((got[1], mean))
                         got = got[0]
                     out.append((got, ref))
         return out
