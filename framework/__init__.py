@@ -24,9 +24,10 @@ from . import _ops  # noqa: E402
 from ._ops import dispatcher as _dispatcher  # noqa: E402
 from ._ops.pointwise import broadcast_shapes  # noqa: E402,F401
 from ._ops.views import broadcast_tensors  # noqa: E402,F401
-from . import cuda, linalg  # noqa: E402,F401
+from . import cuda, linalg, nn  # noqa: E402,F401
 
-_dispatcher.install({"": _sys.modules[__name__], "linalg": linalg})
+_dispatcher.install({"": _sys.modules[__name__], "linalg": linalg,
+                     "nn.functional": nn.functional})
 
 
 def is_tensor(obj):

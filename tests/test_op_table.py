@@ -28,7 +28,9 @@ def test_no_cases_for_unknown_ops():
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_bindings_and_signature(name):
     op = OPS[name]
-    ns = fw if not op.namespace else getattr(fw, op.namespace)
+    ns = fw
+    for part in op.namespace.split(".") if op.namespace else ():
+        ns = getattr(ns, part)  # dotted namespaces such as nn.functional
     if "function" in op.variants:
         assert getattr(ns, op.name) is op.fn
     if "method" in op.variants:

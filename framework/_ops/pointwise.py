@@ -299,6 +299,9 @@ def add(input, other, *, alpha=1, out=None):
 
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
     if _is_bool(input) or _is_bool(other):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
@@ -306,6 +309,11 @@ def sub(input, other, *, alpha=1, out=None):
     if alpha != 1:
         _check_alpha(input, other, alpha)
     return binary("sub", "sub", input, other, out, "default", alpha)
+
+
+def subtract(input, other, *, alpha=1, out=None):
+    """Alias of :func:`sub`."""
+    return sub(input, other, alpha=alpha, out=out)
 
 
 def _is_bool(x):
@@ -322,6 +330,6 @@ def reverse(name, tensor, scalar):
     """``scalar <op> tensor`` for the reflected Python operators (``2 / t``, ``2 ** t``)."""
     from . import dispatcher
     fn = dispatcher.function(name)
-    if not isinstance(scalar, _T):
+    if name == "matmul" and not isinstance(scalar, _T):
         scalar = scalar_tensor(scalar, result_dtype((tensor, scalar)), tensor._storage.device)
     return fn(scalar, tensor)
