@@ -18,6 +18,9 @@ namespace pw {
 
 struct Params { double p0, p1, p2; };
 
+// Op functors are always inlined into the loops: a call would stop the vectorizer.
+#define FW_PW_INLINE inline __attribute__((always_inline))
+
 // Masks of supported dtypes, one bit per dtype code.
 enum : unsigned {
   M_BOOL = 1u, M_INT = 0x3Eu, M_F16 = 0xC0u, M_FLOAT = 0x3C0u,
@@ -58,7 +61,8 @@ void dispatch(int dt, const char* kernel, F&& f) {
 }
 
 // Ops whose fast vector formula is only valid on part of the domain (sin, cos for huge
-// arguments) define `fixup(x)`: true where the scalar `exact(x)` must be used instead.
+// arguments) define `fixup(x)`: true where the scalar `exact(x)` must be used instead, and
+// `fixup_bits`: the largest float32 |x| bit pattern the vector formula handles.
 template <typename Op, typename = void> struct HasFixup : std::false_type {};
 template <typename Op>
 struct HasFixup<Op, std::void_t<decltype(Op::fixup(0.0f))>> : std::true_type {};
@@ -78,13 +82,26 @@ void unary_loop(uintptr_t out, uintptr_t x, const Shape& shape, const Shape& so,
     R* o = o0 + off[0];
     const T* a = x0 + off[1];
     if (io == 1 && ix == 1) {
-      for (int64_t i = 0; i < n; i++) o[i] = to_out<R>(Op::apply(C(a[i]), p));
-      if constexpr (HasFixup<Op>::value && std::is_same<T, C>::value) {
-        bool any = false;
-        for (int64_t i = 0; i < n; i++) any |= Op::fixup(a[i]);
-        if (any)
-          for (int64_t i = 0; i < n; i++)
-            if (Op::fixup(a[i])) o[i] = to_out<R>(Op::exact(C(a[i])));
+      if constexpr (HasFixup<Op>::value && std::is_same<T, float>::value) {
+        // blocks that stay in cache: vector pass, then an integer max over |x| bits (which
+        // vectorizes, NaN included) tells whether any element needs the scalar function
+        const int32_t limit = Op::fixup_bits;
+        for (int64_t b = 0; b < n; b += 4096) {
+          const int64_t e = std::min(n, b + 4096);
+          for (int64_t i = b; i < e; i++) o[i] = to_out<R>(Op::apply(C(a[i]), p));
+          int32_t m = 0;
+          for (int64_t i = b; i < e; i++) {
+            int32_t bits;
+            std::memcpy(&bits, &a[i], 4);
+            bits &= 0x7fffffff;
+            m = bits > m ? bits : m;
+          }
+          if (m > limit)
+            for (int64_t i = b; i < e; i++)
+              if (Op::fixup(a[i])) o[i] = to_out<R>(Op::exact(C(a[i])));
+        }
+      } else {
+        for (int64_t i = 0; i < n; i++) o[i] = to_out<R>(Op::apply(C(a[i]), p));
       }
     } else {
       for (int64_t i = 0; i < n; i++) {
@@ -192,6 +209,14 @@ const std::vector<BinaryKernel>& binary_kernels();
 const std::vector<TernaryKernel>& ternary_kernels();
 
 // ---- small numeric helpers shared by the op files -------------------------------------
+
+// A double kernel parameter as the compute type; integers wrap like PyTorch's Scalar
+// conversion (clamp(uint8, -2) uses 254) instead of the undefined float-to-int cast.
+template <typename C> FW_PW_INLINE C from_param(double v) {
+  if constexpr (std::is_same<C, bool>::value) return v != 0;
+  else if constexpr (std::is_integral<C>::value) return C(int64_t(v));
+  else return C(v);
+}
 
 template <typename C> inline bool is_nan(C x) {
   if constexpr (std::is_floating_point<C>::value) return x != x;

@@ -10,7 +10,7 @@ namespace {
 #define FW_BINARY_OP(NAME, OUT, EXPR)                                           \
   struct NAME {                                                                 \
     template <typename T> using out_t = OUT<T>;                                 \
-    template <typename C> static inline auto apply(C a, C b, const Params& p) { \
+    template <typename C> static FW_PW_INLINE auto apply(C a, C b, const Params& p) { \
       (void)p; return EXPR;                                                     \
     }                                                                           \
   };
@@ -20,8 +20,8 @@ template <typename C> constexpr bool is_int_v = std::is_integral<C>::value;
 [[noreturn]] inline void zero_division() { fail("ZeroDivisionError"); }
 
 // ---- arithmetic ---------------------------------------------------------------------------
-FW_BINARY_OP(Add, same_t, C(a + C(p.p0) * b))
-FW_BINARY_OP(Sub, same_t, C(a - C(p.p0) * b))
+FW_BINARY_OP(Add, same_t, C(a + from_param<C>(p.p0) * b))
+FW_BINARY_OP(Sub, same_t, C(a - from_param<C>(p.p0) * b))
 FW_BINARY_OP(AddBool, same_t, bool(a || b))   // add on bool is logical or
 FW_BINARY_OP(Mul, same_t, C(a * b))
 FW_BINARY_OP(MulBool, same_t, bool(a && b))
@@ -38,7 +38,7 @@ template <typename C> inline C int_div(C a, C b) {
 
 struct DivTrunc {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     if constexpr (is_int_v<C>) return int_div(a, b);
     else return std::trunc(a / b);
   }
@@ -47,7 +47,7 @@ struct DivTrunc {
 // Floor division: PyTorch's div_floor (Python semantics, float path through fmod).
 struct DivFloor {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     if constexpr (is_int_v<C>) {
       const C q = int_div(a, b);
       if constexpr (std::is_signed<C>::value) {
@@ -70,7 +70,7 @@ struct DivFloor {
 // Python-style remainder: the result has the sign of the divisor.
 struct Remainder {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     if constexpr (is_int_v<C>) {
       if (b == 0) zero_division();
       if constexpr (std::is_signed<C>::value) {
@@ -92,7 +92,7 @@ struct Remainder {
 // C-style remainder: the result has the sign of the dividend.
 struct Fmod {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     if constexpr (is_int_v<C>) {
       if (b == 0) zero_division();
       if constexpr (std::is_signed<C>::value) {
@@ -108,7 +108,7 @@ struct Fmod {
 // Integer powers by squaring (wrapping); negative exponents give 0 except for bases 1, -1.
 struct Pow {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     if constexpr (is_int_v<C>) {
       using U = std::make_unsigned_t<C>;
       if constexpr (std::is_signed<C>::value) {
@@ -139,7 +139,7 @@ FW_BINARY_OP(Ldexp, same_t, C(a * std::exp2(b)))
 
 struct Xlogy {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, C y, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, C y, const Params&) {
     if (y != y) return C(NAN);
     if (x == C(0)) return C(0);
     return x * std::log(y);
@@ -148,7 +148,7 @@ struct Xlogy {
 
 struct LogAddExp {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     if (std::isinf(a) && a == b) return a;
     const C m = a > b ? a : (b != b ? b : (a != a ? a : b));
     return m + std::log1p(std::exp(-std::fabs(a - b)));
@@ -157,7 +157,7 @@ struct LogAddExp {
 
 struct LogAddExp2 {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     if (std::isinf(a) && a == b) return a;
     const C m = a > b ? a : (b != b ? b : (a != a ? a : b));
     return m + std::log1p(std::exp2(-std::fabs(a - b))) / C(M_LN2);
@@ -168,7 +168,7 @@ struct LogAddExp2 {
 template <typename T>
 struct NextAfter {
   template <typename> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
       return std::nextafter(a, b);
     } else {
@@ -191,8 +191,8 @@ struct NextAfter {
 // lerp with a scalar weight p0 (the two-sided formula PyTorch uses for accuracy).
 struct Lerp {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params& p) {
-    const C w = C(p.p0);
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params& p) {
+    const C w = from_param<C>(p.p0);
     return std::fabs(w) < C(0.5) ? C(a + w * (b - a)) : C(b - (b - a) * (C(1) - w));
   }
 };
@@ -218,7 +218,7 @@ FW_BINARY_OP(LogicalXor, bool_t, bool(a != C(0)) != bool(b != C(0)))
 // isclose: p0 = rtol, p1 = atol, p2 = equal_nan.
 struct IsClose {
   template <typename T> using out_t = bool;
-  template <typename C> static inline bool apply(C a, C b, const Params& p) {
+  template <typename C> static FW_PW_INLINE bool apply(C a, C b, const Params& p) {
     if (a == b) return true;
     if constexpr (std::is_floating_point<C>::value) {
       if (p.p2 != 0 && a != a && b != b) return true;
@@ -231,7 +231,7 @@ struct IsClose {
 
 struct Heaviside {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, C v, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, C v, const Params&) {
     return x == C(0) ? v : C(x > C(0));
   }
 };
@@ -245,7 +245,7 @@ FW_BINARY_OP(BitXor, same_t, C(a ^ b))
 // (right), as in PyTorch.
 struct LShift {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     using U = std::make_unsigned_t<C>;
     constexpr int64_t bits = sizeof(C) * 8;
     if (int64_t(b) < 0 || int64_t(b) >= bits) return C(0);
@@ -254,7 +254,7 @@ struct LShift {
 };
 struct RShift {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C a, C b, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, const Params&) {
     using U = std::make_unsigned_t<C>;
     constexpr U max_shift = sizeof(C) * 8 - 1;
     if (U(b) > max_shift) return C(a >> max_shift);
@@ -287,9 +287,13 @@ void nextafter_kernel(FW_BINARY_ARGS) {
 
 const std::vector<BinaryKernel>& binary_kernels() {
   static const std::vector<BinaryKernel> k = {
-      {"add", [](FW_BINARY_ARGS) { with_bool<AddBool, Add, M_NUM>("add_cpu", dt, o, a, b, s, so, sa, sb, p); }},
+      {"add", [](FW_BINARY_ARGS) {
+         with_bool<AddBool, Add, M_NUM>("add_cpu", dt, o, a, b, s, so, sa, sb, p);
+       }},
       FW_B("sub", Sub, M_NUM, "sub_cpu"),
-      {"mul", [](FW_BINARY_ARGS) { with_bool<MulBool, Mul, M_NUM>("mul_cpu", dt, o, a, b, s, so, sa, sb, p); }},
+      {"mul", [](FW_BINARY_ARGS) {
+         with_bool<MulBool, Mul, M_NUM>("mul_cpu", dt, o, a, b, s, so, sa, sb, p);
+       }},
       FW_B("div", Div, M_FLOAT, "div_true_cpu"),
       FW_B("div_trunc", DivTrunc, M_NUM, "div_trunc_cpu"),
       FW_B("div_floor", DivFloor, M_NUM, "div_floor_cpu"),

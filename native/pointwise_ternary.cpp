@@ -7,34 +7,34 @@ namespace pw {
 namespace {
 
 struct Where {
-  template <typename C> static inline C apply(bool c, C x, C y, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(bool c, C x, C y, const Params&) {
     return c ? x : y;
   }
 };
 
 // lerp(start, end, weight): the two-sided formula keeps lerp(a, b, 1) == b exactly.
 struct Lerp {
-  template <typename C> static inline C apply(C a, C b, C w, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, C w, const Params&) {
     return std::fabs(w) < C(0.5) ? C(a + w * (b - a)) : C(b - (b - a) * (C(1) - w));
   }
 };
 
 // input + value * t1 * t2, value = p0 (cast to the dtype, as PyTorch does for integers)
 struct Addcmul {
-  template <typename C> static inline C apply(C a, C b, C c, const Params& p) {
-    return C(a + C(p.p0) * b * c);
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, C c, const Params& p) {
+    return C(a + from_param<C>(p.p0) * b * c);
   }
 };
 
 struct Addcdiv {
-  template <typename C> static inline C apply(C a, C b, C c, const Params& p) {
-    return C(a + C(p.p0) * (b / c));
+  template <typename C> static FW_PW_INLINE C apply(C a, C b, C c, const Params& p) {
+    return C(a + from_param<C>(p.p0) * (b / c));
   }
 };
 
 // clamp(x, min, max) with tensor bounds: NaN in any operand propagates.
 struct Clamp {
-  template <typename C> static inline C apply(C x, C lo, C hi, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, C lo, C hi, const Params&) {
     if (is_nan(x)) return x;
     if (is_nan(lo)) return lo;
     if (is_nan(hi)) return hi;
@@ -63,8 +63,10 @@ void same_kernel(const char* err, FW_TERNARY_ARGS) {
   });
 }
 
-#define FW_T(NAME, OP, MASK, ERR) \
-  {NAME, [](FW_TERNARY_ARGS) { same_kernel<OP, MASK>(ERR, dt_a, dt, o, a, b, c, s, so, sa, sb, sc, p); }}
+#define FW_T(NAME, OP, MASK, ERR)                                                 \
+  {NAME, [](FW_TERNARY_ARGS) {                                                    \
+     same_kernel<OP, MASK>(ERR, dt_a, dt, o, a, b, c, s, so, sa, sb, sc, p);      \
+   }}
 
 }  // namespace
 

@@ -3,8 +3,8 @@
 //
 // Float ops take float/double (and 16-bit floats computed in float); the Python layer has
 // already converted integer inputs of ops that promote them to float (exp, sin, ...).
-// float32 exp/log/sin/cos/tanh/sigmoid/erf/gelu/silu use the vectorizable versions of
-// pointwise_vmath.h; other types use libm.
+// float32 exp/log/sin/cos/tanh/sigmoid/erf/gelu/silu and float64 exp/log/sigmoid/silu use
+// the vectorizable versions of pointwise_vmath.h; the rest use libm.
 #include "pointwise.h"
 #include "pointwise_vmath.h"
 
@@ -13,11 +13,13 @@ namespace pw {
 namespace {
 
 template <typename C> constexpr bool is_f32 = std::is_same<C, float>::value;
+// exp and log have vectorizable float64 versions too
+template <typename C> constexpr bool is_f32_f64 = is_f32<C> || std::is_same<C, double>::value;
 
 #define FW_UNARY_OP(NAME, OUT, EXPR)                                          \
   struct NAME {                                                               \
     template <typename T> using out_t = OUT<T>;                               \
-    template <typename C> static inline auto apply(C x, const Params& p) {    \
+    template <typename C> static FW_PW_INLINE auto apply(C x, const Params& p) {    \
       (void)p; return EXPR;                                                   \
     }                                                                         \
   };
@@ -25,7 +27,7 @@ template <typename C> constexpr bool is_f32 = std::is_same<C, float>::value;
 #define FW_FLOAT_OP(NAME, VEC, LIBM)                                          \
   struct NAME {                                                               \
     template <typename T> using out_t = T;                                    \
-    template <typename C> static inline C apply(C x, const Params&) {         \
+    template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {         \
       if constexpr (is_f32<C>) return VEC(x); else return LIBM(x);            \
     }                                                                         \
   };
@@ -43,20 +45,30 @@ FW_UNARY_OP(LogicalNot, bool_t, bool(!x))
 
 struct SignBool {  // sign/sgn of bool is the identity
   template <typename T> using out_t = T;
-  static inline bool apply(bool x, const Params&) { return x; }
+  static FW_PW_INLINE bool apply(bool x, const Params&) { return x; }
 };
 struct AbsUnsigned {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) { return x; }
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) { return x; }
 };
 struct BitwiseNotBool {
   template <typename T> using out_t = T;
-  static inline bool apply(bool x, const Params&) { return !x; }
+  static FW_PW_INLINE bool apply(bool x, const Params&) { return !x; }
 };
 
 // ---- exponentials and logs --------------------------------------------------------------
-FW_FLOAT_OP(Exp, vm::exp, std::exp)
-FW_FLOAT_OP(Log, vm::log, std::log)
+struct Exp {
+  template <typename T> using out_t = T;
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
+    if constexpr (is_f32_f64<C>) return vm::exp(x); else return std::exp(x);
+  }
+};
+struct Log {
+  template <typename T> using out_t = T;
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
+    if constexpr (is_f32_f64<C>) return vm::log(x); else return std::log(x);
+  }
+};
 FW_UNARY_OP(Exp2, same_t, C(std::exp2(x)))
 FW_UNARY_OP(Expm1, same_t, C(std::expm1(x)))
 FW_UNARY_OP(Log2, same_t, C(std::log2(x)))
@@ -65,24 +77,42 @@ FW_UNARY_OP(Log1p, same_t, C(std::log1p(x)))
 FW_UNARY_OP(Sqrt, same_t, C(std::sqrt(x)))
 FW_UNARY_OP(Rsqrt, same_t, C(C(1) / std::sqrt(x)))
 
+// pow(x, p0) with a scalar exponent: the exponents PyTorch special-cases give its results
+// exactly (e.g. pow(-0., -0.5) = rsqrt(-0.) = -inf).
+struct PowScalar {
+  template <typename T> using out_t = T;
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
+    const double e = p.p0;
+    if (e == 2.0) return x * x;
+    if (e == 3.0) return x * x * x;
+    if (e == 0.5) return std::sqrt(x);
+    if (e == -0.5) return C(1) / std::sqrt(x);
+    if (e == -1.0) return C(1) / x;
+    if (e == -2.0) return C(1) / (x * x);
+    return std::pow(x, C(e));
+  }
+};
+
 // ---- trigonometric and hyperbolic -------------------------------------------------------
 struct Sin {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
     if constexpr (is_f32<C>) return vm::sin(x); else return std::sin(x);
   }
-  static inline bool fixup(float x) { return vm::trig_fixup(x); }
-  static inline bool fixup(double) { return false; }
-  template <typename C> static inline C exact(C x) { return std::sin(x); }
+  static constexpr int32_t fixup_bits = vm::trig_fixup_bits;
+  static FW_PW_INLINE bool fixup(float x) { return vm::trig_fixup(x); }
+  static FW_PW_INLINE bool fixup(double) { return false; }
+  template <typename C> static FW_PW_INLINE C exact(C x) { return std::sin(x); }
 };
 struct Cos {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
     if constexpr (is_f32<C>) return vm::cos(x); else return std::cos(x);
   }
-  static inline bool fixup(float x) { return vm::trig_fixup(x); }
-  static inline bool fixup(double) { return false; }
-  template <typename C> static inline C exact(C x) { return std::cos(x); }
+  static constexpr int32_t fixup_bits = vm::trig_fixup_bits;
+  static FW_PW_INLINE bool fixup(float x) { return vm::trig_fixup(x); }
+  static FW_PW_INLINE bool fixup(double) { return false; }
+  template <typename C> static FW_PW_INLINE C exact(C x) { return std::cos(x); }
 };
 FW_FLOAT_OP(Tanh, vm::tanh, std::tanh)
 FW_UNARY_OP(Tan, same_t, C(std::tan(x)))
@@ -97,7 +127,7 @@ FW_UNARY_OP(Atanh, same_t, C(std::atanh(x)))
 
 struct Sinc {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
     if (x == C(0)) return C(1);
     const C px = C(M_PI) * x;
     return std::sin(px) / px;
@@ -110,18 +140,17 @@ FW_UNARY_OP(Erfc, same_t, C(std::erfc(x)))
 
 struct Sigmoid {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) {
-    if constexpr (is_f32<C>) return vm::sigmoid(x);
-    else return C(1) / (C(1) + std::exp(-x));
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
+    return vm::sigmoid(x);
   }
 };
 
 // logit(x) = log(x / (1 - x)), with x clamped to [eps, 1 - eps] when p1 != 0.
 struct Logit {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params& p) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
     if (p.p1 != 0) {
-      const C lo = C(p.p0), hi = C(1) - C(p.p0);
+      const C lo = from_param<C>(p.p0), hi = C(1) - from_param<C>(p.p0);
       x = x < lo ? lo : (x > hi ? hi : x);
     }
     return std::log(x / (C(1) - x));
@@ -132,7 +161,7 @@ struct Logit {
 // refined by two Newton steps in the compute type (exact to a few ulp in double).
 struct Erfinv {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C y, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C y, const Params&) {
     if (y != y || y < C(-1) || y > C(1)) return C(NAN);
     if (y == C(1)) return C(INFINITY);
     if (y == C(-1)) return C(-INFINITY);
@@ -171,7 +200,7 @@ FW_UNARY_OP(Round, same_t, C(std::nearbyint(x)))
 // round(x, decimals=p0) as PyTorch computes it (half to even on the scaled value).
 struct RoundDecimals {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params& p) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
     const bool neg = p.p0 < 0;
     const C ten = C(std::pow(10.0, neg ? -p.p0 : p.p0));
     return neg ? C(std::nearbyint(x / ten) * ten) : C(std::nearbyint(x * ten) / ten);
@@ -188,8 +217,10 @@ FW_UNARY_OP(IsFinite, bool_t, bool(!std::is_floating_point<C>::value || std::isf
 // nan_to_num: p0 replaces NaN, p1 +inf, p2 -inf (already the dtype's limits by default).
 struct NanToNum {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params& p) {
-    return x != x ? C(p.p0) : (x == C(INFINITY) ? C(p.p1) : (x == C(-INFINITY) ? C(p.p2) : x));
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
+    if (x != x) return from_param<C>(p.p0);
+    if (x == C(INFINITY)) return from_param<C>(p.p1);
+    return x == C(-INFINITY) ? from_param<C>(p.p2) : x;
   }
 };
 
@@ -199,10 +230,10 @@ struct NanToNum {
 // NaN inputs stay NaN (the comparisons are false).
 struct Clamp {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params& p) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
     const int which = int(p.p2);
-    if (which & 1) { const C lo = C(p.p0); x = x < lo ? lo : x; }
-    if (which & 2) { const C hi = C(p.p1); x = x > hi ? hi : x; }
+    if (which & 1) { const C lo = from_param<C>(p.p0); x = x < lo ? lo : x; }
+    if (which & 2) { const C hi = from_param<C>(p.p1); x = x > hi ? hi : x; }
     return x;
   }
 };
@@ -210,14 +241,14 @@ struct Clamp {
 // threshold(x, threshold=p0, value=p1)
 struct Threshold {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params& p) {
-    return x <= C(p.p0) ? C(p.p1) : x;
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
+    return x <= from_param<C>(p.p0) ? from_param<C>(p.p1) : x;
   }
 };
 
 struct Relu {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
     return x < C(0) ? C(0) : x;  // NaN stays NaN
   }
 };
@@ -225,7 +256,7 @@ struct Relu {
 // gelu: p0 = 0 exact (erf), 1 tanh approximation.
 struct Gelu {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params& p) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
     if (p.p0 != 0) {
       const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
       C t;
@@ -240,15 +271,14 @@ struct Gelu {
 
 struct Silu {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) {
-    if constexpr (is_f32<C>) return x / (1.0f + vm::exp(-x));
-    else return x / (C(1) + std::exp(-x));
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
+    return x / (C(1) + vm::exp(-x));
   }
 };
 
 struct Mish {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
     return x * std::tanh(std::log1p(std::exp(x)));
   }
 };
@@ -256,30 +286,31 @@ struct Mish {
 // softplus(x, beta=p0, threshold=p1): linear where x * beta > threshold.
 struct Softplus {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params& p) {
-    const C b = C(p.p0);
-    return x * b > C(p.p1) ? x : C(std::log1p(std::exp(x * b)) / b);
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
+    const C b = from_param<C>(p.p0);
+    return x * b > from_param<C>(p.p1) ? x : C(std::log1p(std::exp(x * b)) / b);
   }
 };
 
 // elu(x, alpha=p0, scale=p1, input_scale=p2); selu and celu are elu with other constants.
 struct Elu {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params& p) {
-    return x <= C(0) ? C(std::expm1(x * C(p.p2)) * C(p.p0) * C(p.p1)) : C(x * C(p.p1));
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
+    const C alpha = from_param<C>(p.p0), scale = from_param<C>(p.p1);
+    return x <= C(0) ? C(std::expm1(x * from_param<C>(p.p2)) * alpha * scale) : C(x * scale);
   }
 };
 
 struct LeakyRelu {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params& p) {
-    return x > C(0) ? x : C(x * C(p.p0));
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
+    return x > C(0) ? x : C(x * from_param<C>(p.p0));
   }
 };
 
 struct HardSigmoid {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
     C v = x + C(3);
     v = v < C(0) ? C(0) : (v > C(6) ? C(6) : v);
     return v / C(6);
@@ -288,7 +319,7 @@ struct HardSigmoid {
 
 struct HardSwish {
   template <typename T> using out_t = T;
-  template <typename C> static inline C apply(C x, const Params&) {
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
     C v = x + C(3);
     v = v < C(0) ? C(0) : (v > C(6) ? C(6) : v);
     return x * v / C(6);
@@ -344,6 +375,7 @@ const std::vector<UnaryKernel>& unary_kernels() {
       FW_U("log1p", Log1p, M_FLOAT, "log1p_vml_cpu"),
       FW_U("sqrt", Sqrt, M_FLOAT, "sqrt_vml_cpu"),
       FW_U("rsqrt", Rsqrt, M_FLOAT, "rsqrt_cpu"),
+      FW_U("pow_scalar", PowScalar, M_FLOAT, "pow"),
       FW_U("sin", Sin, M_FLOAT, "sin_vml_cpu"),
       FW_U("cos", Cos, M_FLOAT, "cos_vml_cpu"),
       FW_U("tan", Tan, M_FLOAT, "tan_vml_cpu"),

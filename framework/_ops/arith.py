@@ -91,9 +91,16 @@ def pow(input, exponent, *, out=None):
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError(f"pow() received an invalid combination of arguments - got "
                         f"({type(input).__name__}, {type(exponent).__name__})")
-    if (out is None and isinstance(input, Tensor) and builtins.type(exponent) is builtins.int
-            and exponent == 2 and input.dtype is not _dtype.bool):
-        return binary("pow", "mul", input, input, None, "default")  # the common fast case
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        dt = result_dtype((input, exponent))
+        if dt is _dtype.bool:  # bool ** bool: x ** True is x, x ** False is True
+            one = isreal(input)
+            return binary("pow", "bitwise_or", input, one, out, "default") if not exponent \
+                else binary("pow", "bitwise_and", input, one, out, "default")
+        if dt.category == 2 and dt is not _dtype.float16:  # PyTorch's Half uses plain pow
+            if dt is not input.dtype:
+                input = input.to(dt)
+            return unary("pow", "pow_scalar", input, out, "same", builtins.float(exponent))
     return binary("pow", "pow", input, exponent, out, "default")
 
 

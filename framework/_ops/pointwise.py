@@ -299,13 +299,7 @@ def add(input, other, *, alpha=1, out=None):
 
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
-    if _is_bool(input) and _is_bool(other):
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
-    if _is_bool(input) or _is_bool(other):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
+    _check_sub_bool(input, other)
     if alpha != 1:
         _check_alpha(input, other, alpha)
     return binary("sub", "sub", input, other, out, "default", alpha)
@@ -316,14 +310,28 @@ def subtract(input, other, *, alpha=1, out=None):
     return sub(input, other, alpha=alpha, out=out)
 
 
+def _check_sub_bool(input, other):
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
 def _is_bool(x):
     return x.__class__ is builtins.bool or (isinstance(x, _T) and x.dtype is _bool)
 
 
 def rsub(input, other, *, alpha=1, out=None):
     """other - alpha * input."""
-    return sub(other, input, alpha=alpha, out=out) if isinstance(other, _T) else \
-        binary("rsub", "sub", other, input, out, "default", alpha)
+    if isinstance(other, _T):
+        return sub(other, input, alpha=alpha, out=out)
+    _check_sub_bool(input, other)
+    if alpha != 1:
+        _check_alpha(input, other, alpha)
+    return binary("rsub", "sub", other, input, out, "default", alpha)
 
 
 def reverse(name, tensor, scalar):

@@ -317,6 +317,9 @@ for _name, (_call, _ref, _dts, *_rng) in B.items():
 for _name, (_call, _ref, _dts, _cond) in T.items():
     CASES[_name] = ternary(_call, _ref, _dts, cond_first=_cond)
 CASES["nextafter"] = [Case(_nextafter_case)]
+CASES["relu_"] = [Case(lambda fw, device: [
+    (fw.relu_(x), np.maximum(a, 0)) for x, a in
+    [make((3, 4), dt, device, noncontig=True, seed=2) for dt in SIGNED]])]
 CASES["pow"].append(Case(_int_pow_case))
 CASES["lerp"].append(Case(_scalar_cases))
 CASES["allclose"] = [Case(lambda fw, device: (fw.allclose(fw.ones(3), fw.ones(3) + 1e-7), True)),
