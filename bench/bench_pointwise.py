@@ -1,6 +1,9 @@
 """Pointwise ops on 4M float32 elements: framework vs NumPy vs PyTorch (CPU), medians.
 
-Run: python bench/bench_pointwise.py [--repeat N]
+Run: python bench/bench_pointwise.py [--repeat N] [--threads T]
+NumPy runs on one thread; --threads 1 compares the kernels themselves, the default (the
+pool's size) shows what users get. On a machine shared with other jobs, prefer --threads 1:
+a descheduled worker thread stalls every parallel call.
 """
 import argparse
 import time
@@ -37,7 +40,12 @@ def np_gelu(x):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=None)
     args = ap.parse_args()
+    if args.threads:
+        fw.set_num_threads(args.threads)
+        if torch is not None:
+            torch.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
     a = rng.standard_normal(N).astype(np.float32)
     b = rng.standard_normal(N).astype(np.float32)

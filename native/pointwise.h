@@ -145,7 +145,8 @@ void binary_loop(uintptr_t out, uintptr_t a, uintptr_t b, const Shape& shape, co
   });
 }
 
-// Ternary ops: the first operand has type A (bool for `where`, else T), the other two T.
+// Ternary ops: the first operand has type A (uint8_t for the bool condition of `where`:
+// GCC does not vectorize selects on bool loads), the other two T.
 template <typename Op, typename A, typename T>
 void ternary_loop(uintptr_t out, uintptr_t a, uintptr_t b, uintptr_t c, const Shape& shape,
                   const Shape& so, const Shape& sa, const Shape& sb, const Shape& sc,
@@ -164,8 +165,18 @@ void ternary_loop(uintptr_t out, uintptr_t a, uintptr_t b, uintptr_t c, const Sh
     const A* x = a0 + off[1];
     const T* y = b0 + off[2];
     const T* z = c0 + off[3];
+    // contiguous, and the common where(cond, x, scalar) layouts, vectorize
     if (io == 1 && ia == 1 && ib == 1 && ic == 1) {
       for (int64_t i = 0; i < n; i++) o[i] = T(Op::apply(CA(x[i]), C(y[i]), C(z[i]), p));
+    } else if (io == 1 && ia == 1 && ib == 1 && ic == 0) {
+      const C zv = C(z[0]);
+      for (int64_t i = 0; i < n; i++) o[i] = T(Op::apply(CA(x[i]), C(y[i]), zv, p));
+    } else if (io == 1 && ia == 1 && ib == 0 && ic == 1) {
+      const C yv = C(y[0]);
+      for (int64_t i = 0; i < n; i++) o[i] = T(Op::apply(CA(x[i]), yv, C(z[i]), p));
+    } else if (io == 1 && ia == 1 && ib == 0 && ic == 0) {
+      const C yv = C(y[0]), zv = C(z[0]);
+      for (int64_t i = 0; i < n; i++) o[i] = T(Op::apply(CA(x[i]), yv, zv, p));
     } else {
       for (int64_t i = 0; i < n; i++)
         o[i * io] = T(Op::apply(CA(x[i * ia]), C(y[i * ib]), C(z[i * ic]), p));

@@ -6,9 +6,9 @@ namespace fw {
 namespace pw {
 namespace {
 
-struct Where {
-  template <typename C> static FW_PW_INLINE C apply(bool c, C x, C y, const Params&) {
-    return c ? x : y;
+struct Where {  // the condition is read as bytes (bool tensors hold 0 or 1)
+  template <typename C> static FW_PW_INLINE C apply(uint8_t c, C x, C y, const Params&) {
+    return c != 0 ? x : y;
   }
 };
 
@@ -50,7 +50,7 @@ struct Clamp {
 void where_kernel(FW_TERNARY_ARGS) {
   if (dt_a != 0) fail("where expected condition to be a boolean tensor");
   dispatch<M_ALL>(dt, "where_cpu", [&](auto tag) {
-    ternary_loop<Where, bool, decltype(tag)>(o, a, b, c, s, so, sa, sb, sc, p);
+    ternary_loop<Where, uint8_t, decltype(tag)>(o, a, b, c, s, so, sa, sb, sc, p);
   });
 }
 

@@ -3,8 +3,8 @@
 //
 // Float ops take float/double (and 16-bit floats computed in float); the Python layer has
 // already converted integer inputs of ops that promote them to float (exp, sin, ...).
-// float32 exp/log/sin/cos/tanh/sigmoid/erf/gelu/silu and float64 exp/log/sigmoid/silu use
-// the vectorizable versions of pointwise_vmath.h; the rest use libm.
+// float32 exp/log/sin/cos/tanh/sigmoid/erf/gelu/silu and float64 exp/log/sigmoid/silu
+// use the vectorizable versions of pointwise_vmath.h; the rest use libm.
 #include "pointwise.h"
 #include "pointwise_vmath.h"
 
@@ -114,7 +114,12 @@ struct Cos {
   static FW_PW_INLINE bool fixup(double) { return false; }
   template <typename C> static FW_PW_INLINE C exact(C x) { return std::cos(x); }
 };
-FW_FLOAT_OP(Tanh, vm::tanh, std::tanh)
+struct Tanh {
+  template <typename T> using out_t = T;
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
+    if constexpr (is_f32<C>) return vm::tanh(x); else return std::tanh(x);
+  }
+};
 FW_UNARY_OP(Tan, same_t, C(std::tan(x)))
 FW_UNARY_OP(Asin, same_t, C(std::asin(x)))
 FW_UNARY_OP(Acos, same_t, C(std::acos(x)))
@@ -253,19 +258,21 @@ struct Relu {
   }
 };
 
-// gelu: p0 = 0 exact (erf), 1 tanh approximation.
+// gelu with erf, and its tanh approximation (two kernels: a branch on the parameter in the
+// loop body would stop the vectorizer).
 struct Gelu {
   template <typename T> using out_t = T;
-  template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
-    if (p.p0 != 0) {
-      const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
-      C t;
-      if constexpr (is_f32<C>) t = vm::tanh(inner); else t = std::tanh(inner);
-      return C(0.5) * x * (C(1) + t);
-    }
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
     C e;
     if constexpr (is_f32<C>) e = vm::erf(x * C(M_SQRT1_2)); else e = std::erf(x * C(M_SQRT1_2));
     return C(0.5) * x * (C(1) + e);
+  }
+};
+struct GeluTanh {
+  template <typename T> using out_t = T;
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
+    const C inner = C(0.7978845608028654) * (x + C(0.044715) * x * x * x);
+    return C(0.5) * x * (C(1) + Tanh::apply(inner, Params{}));
   }
 };
 
@@ -410,6 +417,7 @@ const std::vector<UnaryKernel>& unary_kernels() {
       FW_U("threshold", Threshold, M_NUM, "threshold_cpu"),
       FW_U("relu", Relu, M_NUM, "clamp_min_scalar_cpu"),
       FW_U("gelu", Gelu, M_FLOAT, "GeluKernelImpl"),
+      FW_U("gelu_tanh", GeluTanh, M_FLOAT, "GeluKernelImpl"),
       FW_U("silu", Silu, M_FLOAT, "silu_cpu"),
       FW_U("mish", Mish, M_FLOAT, "mish_cpu"),
       FW_U("softplus", Softplus, M_FLOAT, "softplus_cpu"),

@@ -165,7 +165,7 @@ def test_binary_matches_torch(name, dt):
                  **tol)
 
 
-SCALARS = [0, 1, 2, -3, 2.5, -0.5, True, False]
+SCALARS = [0, 1, 2, 3, -1, -3, 2.5, 0.5, -0.5, -2.0, True, False]
 
 
 @pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)

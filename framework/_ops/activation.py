@@ -66,7 +66,7 @@ def gelu(input, approximate="none"):
     require_tensor("gelu", input, "input", 1)
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return unary("gelu", "gelu", input, None, "same", 1.0 if approximate == "tanh" else 0.0)
+    return unary("gelu", "gelu_tanh" if approximate == "tanh" else "gelu", input, None, "same")
 
 
 def silu(input, inplace=False):
