@@ -32,10 +32,9 @@ FW_VM_INLINE float pow2i(int32_t n) {  // n in [-126, 127]
   return as_float(int32_t(uint32_t(n + 127) << 23));
 }
 
-FW_VM_INLINE float exp(float x) {
-  x = x > 88.8f ? 88.8f : x;
-  x = x < -104.0f ? -104.0f : x;  // NaN passes both tests unchanged
-  const float n = round_small(x * 1.44269504088896341f);
+// e^x = 2^n e^r, |r| <= ln2 / 2, for |x| < 88 (no overflow handling): the common core.
+FW_VM_INLINE float exp_reduced(float x, float& n) {
+  n = round_small(x * 1.44269504088896341f);
   float r = std::fma(n, -0.693359375f, x);
   r = std::fma(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;
@@ -44,7 +43,14 @@ FW_VM_INLINE float exp(float x) {
   p = std::fma(p, r, 4.1665795894e-2f);
   p = std::fma(p, r, 1.6666665459e-1f);
   p = std::fma(p, r, 5.0000001201e-1f);
-  const float y = std::fma(p, r * r, r) + 1.0f;
+  return std::fma(p, r * r, r) + 1.0f;
+}
+
+FW_VM_INLINE float exp(float x) {
+  x = x > 88.8f ? 88.8f : x;
+  x = x < -104.0f ? -104.0f : x;  // NaN passes both tests unchanged
+  float n;
+  const float y = exp_reduced(x, n);
   // 2^n in two factors so that results near overflow and subnormal results stay exact
   const int32_t ni = (int32_t)n;
   const int32_t n1 = ni / 2;
@@ -144,7 +150,8 @@ FW_VM_INLINE float tanh(float x) {
   p = std::fma(p, z, 1.33314422036e-1f);
   p = std::fma(p, z, -3.33332819422e-1f);
   const float small = std::fma(x * z, p, x);
-  const float e = exp(2.0f * (ax > 20.0f ? 20.0f : ax));
+  float n;  // e^(2|x|) for |x| <= 20 needs no overflow or subnormal handling
+  const float e = exp_reduced(2.0f * (ax > 20.0f ? 20.0f : ax), n) * pow2i((int32_t)n);
   float big = 1.0f - 2.0f / (e + 1.0f);
   big = x < 0.0f ? -big : big;
   return ax < 0.625f ? small : (x != x ? x : big);
@@ -178,7 +185,9 @@ FW_VM_INLINE float erf(float x) {
   g = std::fma(g, t, 0.9320116639137268f);
   g = std::fma(g, t, -1.1065244674682617f);
   g = std::fma(g, t, 0.9967893362045288f);
-  float big = 1.0f - exp(-t * t) * g;
+  float n;  // e^(-t^2) for t <= 4 stays normal: no range handling needed
+  const float e = exp_reduced(-t * t, n) * pow2i((int32_t)n);
+  float big = 1.0f - e * g;
   big = ax > 4.0f ? 1.0f : big;
   big = x < 0.0f ? -big : big;
   return ax < 0.921875f ? small : (x != x ? x : big);

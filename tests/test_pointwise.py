@@ -11,14 +11,20 @@ import framework as fw
 import framework.nn.functional as F
 from helpers import ALL_DTYPES, TOL, to_np
 
-torch = pytest.importorskip("torch")
-TF = torch.nn.functional
+try:  # PyTorch is the oracle where installed; the tests that need it are marked
+    import torch
+    import torch.nn.functional as TF
+except ImportError:
+    torch = TF = None
 
-T_OF = {fw.bool: torch.bool, fw.uint8: torch.uint8, fw.int8: torch.int8,
-        fw.int16: torch.int16, fw.int32: torch.int32, fw.int64: torch.int64,
-        fw.float16: torch.float16, fw.bfloat16: torch.bfloat16, fw.float32: torch.float32,
-        fw.float64: torch.float64}
-FW_OF = {v: k for k, v in T_OF.items()}
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is the oracle of this test")
+
+if torch is not None:
+    T_OF = {fw.bool: torch.bool, fw.uint8: torch.uint8, fw.int8: torch.int8,
+            fw.int16: torch.int16, fw.int32: torch.int32, fw.int64: torch.int64,
+            fw.float16: torch.float16, fw.bfloat16: torch.bfloat16, fw.float32: torch.float32,
+            fw.float64: torch.float64}
+    FW_OF = {v: k for k, v in T_OF.items()}
 
 
 def special_values(dt):
@@ -85,6 +91,7 @@ UNARY = ["abs", "neg", "sign", "sgn", "signbit", "exp", "exp2", "expm1", "log", 
 LOOSE = {"tan": 1e-5, "sinh": 1e-5, "cosh": 1e-5, "erfinv": 1e-5, "sinc": 1e-5}
 
 
+@needs_torch
 @pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_matches_torch(name, dt):
@@ -101,6 +108,7 @@ FUNCTIONAL = [("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}), ("m
               ("tanh", {}), ("threshold", {"threshold": 1.0, "value": 5.0})]
 
 
+@needs_torch
 @pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
 @pytest.mark.parametrize("name,kw", FUNCTIONAL, ids=lambda v: str(v))
 def test_functional_matches_torch(name, kw, dt):
@@ -111,6 +119,7 @@ def test_functional_matches_torch(name, kw, dt):
     same_outcome(lambda: getattr(F, name)(f, **kw), lambda: getattr(TF, name)(t, **kw))
 
 
+@needs_torch
 def test_functional_inplace():
     for name in ("relu", "relu6", "silu", "elu", "leaky_relu", "hardtanh", "hardswish"):
         x = fw.tensor([-2.0, -0.5, 0.0, 1.5, 7.0])
@@ -142,6 +151,7 @@ def _binary_values(dt):
     return a, b
 
 
+@needs_torch
 @pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
 @pytest.mark.parametrize("name", BINARY)
 def test_binary_matches_torch(name, dt):
@@ -168,6 +178,7 @@ def test_binary_matches_torch(name, dt):
 SCALARS = [0, 1, 2, 3, -1, -3, 2.5, 0.5, -0.5, -2.0, True, False]
 
 
+@needs_torch
 @pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "floor_divide", "remainder",
                                   "pow", "eq", "lt", "fmod", "bitwise_and", "copysign",
@@ -182,6 +193,7 @@ def test_binary_with_python_scalar(name, dt):
         same_outcome(lambda: getattr(fw, name)(fa, s), lambda: getattr(torch, name)(ta, s))
 
 
+@needs_torch
 @pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
 def test_reflected_operators(dt):
     fa, ta = pair([1, 2, 3, 5], dt)
@@ -452,6 +464,7 @@ def _np_of(t):
     return a
 
 
+@needs_torch
 @settings(max_examples=60, deadline=None)
 @given(_operands(2), st.sampled_from(["add", "mul"]))
 def test_hypothesis_add_mul(ops, name):
@@ -468,7 +481,8 @@ def test_hypothesis_where(ops):
     c, a, b = ops
     got = fw.where(c, a, b)
     want = np.where(_np_of(c), _np_of(a), _np_of(b))
-    ta = torch.from_numpy(_np_of(a).copy()).to(T_OF[a.dtype])
-    tb = torch.from_numpy(_np_of(b).copy()).to(T_OF[b.dtype])
-    assert got.dtype is FW_OF[torch.result_type(ta, tb)]
+    if torch is not None:
+        ta = torch.from_numpy(_np_of(a).copy()).to(T_OF[a.dtype])
+        tb = torch.from_numpy(_np_of(b).copy()).to(T_OF[b.dtype])
+        assert got.dtype is FW_OF[torch.result_type(ta, tb)]
     np.testing.assert_array_equal(to_np(got), want.astype(to_np(got).dtype))
