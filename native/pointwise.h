@@ -100,6 +100,11 @@ void unary_loop(uintptr_t out, uintptr_t x, const Shape& shape, const Shape& so,
             for (int64_t i = b; i < e; i++)
               if (Op::fixup(a[i])) o[i] = to_out<R>(Op::exact(C(a[i])));
         }
+      } else if constexpr (HasFixup<Op>::value) {  // 16-bit floats: element by element
+        for (int64_t i = 0; i < n; i++) {
+          const C v = C(a[i]);
+          o[i] = to_out<R>(Op::fixup(v) ? Op::exact(v) : Op::apply(v, p));
+        }
       } else {
         for (int64_t i = 0; i < n; i++) o[i] = to_out<R>(Op::apply(C(a[i]), p));
       }

@@ -206,6 +206,37 @@ def test_reflected_operators(dt):
         same_outcome(lambda: s % fa, lambda: s % ta)
 
 
+TERNARY = [
+    ("where", lambda m, a, b, c: m.where(a > b, b, c)),
+    ("where scalar", lambda m, a, b, c: m.where(a > b, b, 2)),
+    ("lerp", lambda m, a, b, c: m.lerp(a, b, c)),
+    ("lerp scalar", lambda m, a, b, c: m.lerp(a, b, 0.75)),
+    ("addcmul", lambda m, a, b, c: m.addcmul(a, b, c, value=2)),
+    ("addcdiv", lambda m, a, b, c: m.addcdiv(a, b, c, value=0.5)),
+    ("clamp tensors", lambda m, a, b, c: m.clamp(a, b, c)),
+    ("clamp min tensor", lambda m, a, b, c: m.clamp(a, min=b)),
+    ("clamp scalars", lambda m, a, b, c: m.clamp(a, -2, 3)),
+    ("clamp float min", lambda m, a, b, c: m.clamp(a, min=2.5)),
+    ("clamp_max", lambda m, a, b, c: m.clamp_max(a, 0)),
+    ("round decimals", lambda m, a, b, c: m.round(a, decimals=2)),
+    ("nan_to_num", lambda m, a, b, c: m.nan_to_num(a, nan=1.5, posinf=9.0)),
+    ("logit eps", lambda m, a, b, c: m.logit(a, eps=0.25)),
+    ("isclose nan", lambda m, a, b, c: m.isclose(a, b, rtol=0.5, atol=1.0, equal_nan=True)),
+    ("float_power scalar", lambda m, a, b, c: m.float_power(a, 2)),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("name,call", TERNARY, ids=[t[0] for t in TERNARY])
+def test_ternary_and_parametrized_match_torch(name, call, dt):
+    a = special_values(dt)
+    b = list(reversed(a))
+    c = a[len(a) // 2:] + a[:len(a) // 2]
+    (fa, ta), (fb, tb), (fc, tc) = pair(a, dt), pair(b, dt), pair(c, dt)
+    same_outcome(lambda: call(fw, fa, fb, fc), lambda: call(torch, ta, tb, tc))
+
+
 # ---- type promotion ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("a,b,want", [
@@ -416,6 +447,18 @@ def test_float64_vectorized_accuracy(name, ref, lo, hi):
     want = ref(x)
     ulp = np.spacing(np.abs(want))
     assert np.max(np.abs(got - want) / ulp) <= 3.0  # NumPy's own libm is within 1 ulp
+
+
+@pytest.mark.parametrize("dt", [fw.float16, fw.bfloat16, fw.float32], ids=str)
+def test_trig_of_large_arguments(dt):
+    """Arguments beyond the vector range reduction take the exact path on every layout."""
+    x = fw.tensor([60000.0, -50000.0, 9000.5, 3.0e4, 1.0, 12345.0], dtype=dt)
+    a = to_np(x).astype(np.float64)
+    for t in (x, x.reshape(2, 3).t()):
+        for name, ref in (("sin", np.sin), ("cos", np.cos)):
+            got = to_np(getattr(fw, name)(t)).astype(np.float64)
+            want = ref(a if t is x else a.reshape(2, 3).T)
+            np.testing.assert_allclose(got, want, atol=TOL[dt][1], rtol=TOL[dt][0])
 
 
 def test_float32_special_arguments():

@@ -230,9 +230,9 @@ def _clamp_tensor(input, min, max, out):
                         f"min={type(min).__name__}, max={type(max).__name__})")
     given = [x for x in (input, min, max) if x is not None]
     dt = result_dtype(given)
-    if dt is _dtype.bool:
+    if dt is _dtype.bool and min is not None and max is not None:
         raise not_implemented("clamp_cpu", dt)
-    if max is None:
+    if max is None:  # one bound: PyTorch's max/min kernels, which take bool too
         return binary("clamp", "maximum", input, min, out, "default")
     if min is None:
         return binary("clamp", "minimum", input, max, out, "default")
