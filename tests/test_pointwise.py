@@ -237,6 +237,39 @@ def test_ternary_and_parametrized_match_torch(name, call, dt):
     same_outcome(lambda: call(fw, fa, fb, fc), lambda: call(torch, ta, tb, tc))
 
 
+MIXED = ["add", "sub", "mul", "div", "eq", "lt", "maximum", "fmin", "bitwise_or", "remainder",
+         "atan2", "logical_and", "pow", "copysign", "hypot"]
+_PAIRS = [(a, b) for a in ALL_DTYPES for b in ALL_DTYPES]
+
+
+@needs_torch
+@pytest.mark.parametrize("da,db", _PAIRS, ids=[f"{a.name}-{b.name}" for a, b in _PAIRS])
+def test_mixed_dtypes_match_torch(da, db):
+    """Promotion across every dtype pair, dim-vs-dim, dim-vs-0-d and in-place."""
+    (fa, ta), (fb, tb) = pair([1, 2, 3, 0], da), pair([2, 1, 3, 1], db)
+    f0, t0 = fb[1], tb[1]  # a 0-d tensor
+    for name in MIXED:
+        op = getattr(fw, name)
+        top = getattr(torch, name)
+        same_outcome(lambda: op(fa, fb), lambda: top(ta, tb))
+        same_outcome(lambda: op(fa, f0), lambda: top(ta, t0))
+        if hasattr(ta, name + "_"):
+            same_outcome(lambda: getattr(fa.clone(), name + "_")(fb),
+                         lambda: getattr(ta.clone(), name + "_")(tb))
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
+def test_alpha_matches_torch(dt):
+    (fa, ta), (fb, tb) = pair([1, 2, 3, 0], dt), pair([2, 1, 3, 1], dt)
+    for name in ("add", "sub", "rsub"):
+        for alpha in (2, 0.5, -1, True):
+            same_outcome(lambda: getattr(fw, name)(fa, fb, alpha=alpha),
+                         lambda: getattr(torch, name)(ta, tb, alpha=alpha))
+            same_outcome(lambda: getattr(fw, name)(fa, 3, alpha=alpha),
+                         lambda: getattr(torch, name)(ta, 3, alpha=alpha))
+
+
 # ---- type promotion ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("a,b,want", [

@@ -285,23 +285,26 @@ def make_binary(op, kernel, promote):
 # ---- ops with extra arguments ----------------------------------------------------------
 
 def _check_alpha(a, b, alpha):
-    if isinstance(alpha, builtins.float) and result_dtype((a, b)).category < 2:
+    if alpha.__class__ is builtins.int and alpha == 1:
+        return
+    dt = result_dtype((a, b))
+    if isinstance(alpha, builtins.float) and dt.category < 2:
         raise RuntimeError("For integral input tensors, argument alpha must not be a "
                            "floating point number.")
+    if isinstance(alpha, builtins.bool) and dt is not _bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
 
 
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with broadcasting and type promotion."""
-    if alpha != 1:
-        _check_alpha(input, other, alpha)
+    _check_alpha(input, other, alpha)
     return binary("add", "add", input, other, out, "default", alpha)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
     _check_sub_bool(input, other)
-    if alpha != 1:
-        _check_alpha(input, other, alpha)
+    _check_alpha(input, other, alpha)
     return binary("sub", "sub", input, other, out, "default", alpha)
 
 
@@ -329,8 +332,7 @@ def rsub(input, other, *, alpha=1, out=None):
     if isinstance(other, _T):
         return sub(other, input, alpha=alpha, out=out)
     _check_sub_bool(input, other)
-    if alpha != 1:
-        _check_alpha(input, other, alpha)
+    _check_alpha(input, other, alpha)
     return binary("rsub", "sub", other, input, out, "default", alpha)
 
 
