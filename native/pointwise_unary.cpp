@@ -3,7 +3,7 @@
 //
 // Float ops take float/double (and 16-bit floats computed in float); the Python layer has
 // already converted integer inputs of ops that promote them to float (exp, sin, ...).
-// float32 exp/log/sin/cos/tanh/sigmoid/erf/gelu/silu and float64 exp/log/sigmoid/silu
+// float32 exp/log/sin/cos/tanh/sigmoid/erf/gelu/silu and float64 exp/log/tanh/sigmoid/silu
 // use the vectorizable versions of pointwise_vmath.h; the rest use libm.
 #include "pointwise.h"
 #include "pointwise_vmath.h"
@@ -117,7 +117,7 @@ struct Cos {
 struct Tanh {
   template <typename T> using out_t = T;
   template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
-    if constexpr (is_f32<C>) return vm::tanh(x); else return std::tanh(x);
+    if constexpr (is_f32_f64<C>) return vm::tanh(x); else return std::tanh(x);
   }
 };
 FW_UNARY_OP(Tan, same_t, C(std::tan(x)))

@@ -1,4 +1,4 @@
-// Branch-free float32 exp, log, sin, cos, tanh, erf and float64 exp, log that GCC
+// Branch-free float32 exp, log, sin, cos, tanh, erf and float64 exp, log, tanh that GCC
 // auto-vectorizes (no calls, no data-dependent branches), so the contiguous loops run at
 // SIMD speed like NumPy's.
 //
@@ -6,7 +6,8 @@
 // log 0.8, sin and cos 1.6 for |x| <= 8192 (callers fall back to std::sin/cos beyond, see
 // `trig_fixup`), tanh 1.3, sigmoid 2.0, erf 2.4. The polynomials are Cephes' (exp, log,
 // sin, cos, tanh) and our own Chebyshev fits (erf). NaN and infinities follow IEEE as the
-// libm functions do. float64: exp 1.7 ulp, log 2 (Cephes exp; atanh series for log).
+// libm functions do. float64: exp 1.7 ulp, log 2, tanh 1.4 (Cephes exp and tanh;
+// atanh series for log).
 #pragma once
 
 #include <cmath>
@@ -260,6 +261,20 @@ FW_VM_INLINE double log(double x) {
 }
 
 FW_VM_INLINE double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+// Cephes' tanh: x + x^3 P(x^2)/Q(x^2) below |x| = 0.625, 1 - 2/(e^(2|x|) + 1) above.
+// Max error 1.4 ulp.
+FW_VM_INLINE double tanh(double x) {
+  const double ax = std::fabs(x), z = x * x;
+  const double p = std::fma(std::fma(-9.64399179425052238628e-1, z, -9.92877231001918586564e1),
+                            z, -1.61468768441708447952e3);
+  const double q = std::fma(std::fma(z + 1.12811678491632931402e2, z,
+                                     2.23548839060100448583e3), z, 4.84406305325125486048e3);
+  const double small = std::fma(x * z, p / q, x);
+  const double e = exp(2.0 * (ax > 22.0 ? 22.0 : ax));
+  const double big = std::copysign(1.0 - 2.0 / (e + 1.0), x);
+  return ax < 0.625 ? small : big;  // NaN takes the exp path, which keeps it
+}
 
 }  // namespace vm
 }  // namespace fw
