@@ -291,27 +291,42 @@ def make_binary(op, kernel, promote):
 # ---- ops with extra arguments ----------------------------------------------------------
 
 def _check_alpha(a, b, alpha):
-    if isinstance(alpha, builtins.float) and result_dtype((a, b)).category < 2:
+    if alpha.__class__ is builtins.int and alpha == 1:
+        return
+    dt = result_dtype((a, b))
+    if isinstance(alpha, builtins.float) and dt.category < 2:
         raise RuntimeError("For integral input tensors, argument alpha must not be a "
                            "floating point number.")
+    if isinstance(alpha, builtins.bool) and dt is not _bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
 
 
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with broadcasting and type promotion."""
-    if alpha != 1:
-        _check_alpha(input, other, alpha)
+    _check_alpha(input, other, alpha)
     return binary("add", "add", input, other, out, "default", alpha)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
+    _check_sub_bool(input, other)
+    _check_alpha(input, other, alpha)
+    return binary("sub", "sub", input, other, out, "default", alpha)
+
+
+def subtract(input, other, *, alpha=1, out=None):
+    """Alias of :func:`sub`."""
+    return sub(input, other, alpha=alpha, out=out)
+
+
+def _check_sub_bool(input, other):
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
     if _is_bool(input) or _is_bool(other):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    if alpha != 1:
-        _check_alpha(input, other, alpha)
-    return binary("sub", "sub", input, other, out, "default", alpha)
 
 
 def _is_bool(x):
@@ -320,14 +335,17 @@ def _is_bool(x):
 
 def rsub(input, other, *, alpha=1, out=None):
     """other - alpha * input."""
-    return sub(other, input, alpha=alpha, out=out) if isinstance(other, _T) else \
-        binary("rsub", "sub", other, input, out, "default", alpha)
+    if isinstance(other, _T):
+        return sub(other, input, alpha=alpha, out=out)
+    _check_sub_bool(input, other)
+    _check_alpha(input, other, alpha)
+    return binary("rsub", "sub", other, input, out, "default", alpha)
 
 
 def reverse(name, tensor, scalar):
     """``scalar <op> tensor`` for the reflected Python operators (``2 / t``, ``2 ** t``)."""
     from . import dispatcher
     fn = dispatcher.function(name)
-    if not isinstance(scalar, _T):
+    if name == "matmul" and not isinstance(scalar, _T):
         scalar = scalar_tensor(scalar, result_dtype((tensor, scalar)), tensor._storage.device)
     return fn(scalar, tensor)
