@@ -104,6 +104,8 @@ def scalar_tensor(value, dtype, device):
     """A cached 0-d tensor holding a Python number (read-only by convention)."""
     key = (value.__class__, value, dtype, device)
     t = _scalars.get(key)
+    if t is not None and t._storage.version:  # written to by someone: don't trust it
+        t = None
     if t is None:
         t = alloc.empty((), dtype, device)
         alloc.backend(device).copy.fill(t, value)
@@ -236,11 +238,27 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
         a = as_operand(a, cdt, device)
     if not tb or b.dtype is not cdt or b._storage.device is not device:
         b = as_operand(b, cdt, device)
-    shape = a._shape if a._shape == b._shape else broadcast_shapes(a._shape, b._shape)
+    sa, sb = a._shape, b._shape
+    if sa == sb:
+        shape, st_a, st_b = sa, a._stride, b._stride
+    elif not sb:  # tensor op scalar: the most common broadcast
+        shape, st_a, st_b = sa, a._stride, _zeros(len(sa))
+    elif not sa:
+        shape, st_a, st_b = sb, _zeros(len(sb)), b._stride
+    else:
+        shape = broadcast_shapes(sa, sb)
+        st_a, st_b = expand_strides(a, shape), expand_strides(b, shape)
     res, target = _output(op, out, shape, rdt, device, out is not None and out is a)
-    alloc.backend(device).pointwise.binary(kernel, res, a, expand_strides(a, shape), b,
-                                           expand_strides(b, shape), p0, p1, p2)
+    alloc.backend(device).pointwise.binary(kernel, res, a, st_a, b, st_b, p0, p1, p2)
     return _finish(res, target)
+
+
+_ZEROS = [(0,) * n for n in range(65)]
+
+
+def _zeros(n):
+    """Strides of a 0-d operand broadcast to ``n`` dims."""
+    return _ZEROS[n] if n < 65 else (0,) * n
 
 
 def ternary(op, kernel, a, b, c, out, dtypes, p0=0.0):
