@@ -496,7 +496,8 @@ def test_float32_ulp_accuracy(name, ref, lo, hi, max_ulp):
 
 @pytest.mark.parametrize("name,ref,lo,hi", [("exp", np.exp, -700, 700), ("log", np.log, -600, 600),
                                          ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), -30, 30),
-                                         ("tanh", np.tanh, -3, 3), ("tanh", np.tanh, -30, 30)])
+                                         ("tanh", np.tanh, -3, 3), ("tanh", np.tanh, -30, 30),
+                                         ("erf", np.vectorize(math.erf), -7, 7)])
 def test_float64_vectorized_accuracy(name, ref, lo, hi):
     rng = np.random.default_rng(2)
     x = rng.uniform(lo, hi, 100_000)
