@@ -2,17 +2,29 @@
 
 Metadata lives in pyproject.toml; this file only describes the extension. We use
 setuptools with pybind11's helpers rather than CMake: one extension, no CMake layer, and
-pybind11's ParallelCompile with naive_recompile gives parallel, incremental rebuilds.
+pybind11's ParallelCompile gives parallel, incremental rebuilds (a .cpp file recompiles when
+it or a header in native/ changed).
 """
 import glob
 import os
 import platform
 
 import scipy_openblas32
-from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext, naive_recompile
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import setup
 
-ParallelCompile("FRAMEWORK_BUILD_JOBS", default=2, needs_recompile=naive_recompile).install()
+HEADERS = glob.glob("native/*.h")
+
+
+def needs_recompile(obj, src):
+    """Recompile when the object is older than its source or than any shared header."""
+    if not os.path.exists(obj):
+        return True
+    t = os.stat(obj).st_mtime
+    return any(os.stat(f).st_mtime > t for f in [src] + HEADERS)
+
+
+ParallelCompile("FRAMEWORK_BUILD_JOBS", default=2, needs_recompile=needs_recompile).install()
 
 flags = ["-O3", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
 # The library is always built on the machine that runs it (editable install), so tune for

@@ -20,11 +20,16 @@ from ._dtype import (  # noqa: E402,F401
 )
 from ._device import device  # noqa: E402,F401
 from ._tensor import Tensor, Size  # noqa: E402,F401
+from ._tensor_str import set_printoptions  # noqa: E402,F401
 from . import _ops  # noqa: E402
 from ._ops import dispatcher as _dispatcher  # noqa: E402
 from ._ops.pointwise import broadcast_shapes  # noqa: E402,F401
 from ._ops.views import broadcast_tensors  # noqa: E402,F401
 from . import cuda, linalg, nn  # noqa: E402,F401
+from . import random  # noqa: E402,F401
+from .random import (  # noqa: E402,F401
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+)
 
 _dispatcher.install({"": _sys.modules[__name__], "linalg": linalg,
                      "nn.functional": nn.functional})
@@ -45,5 +50,6 @@ def get_num_threads():
 
 
 def set_num_threads(n):
-    """Sets the number of threads used by the CPU kernels."""
+    """Sets the number of threads used by the CPU kernels (ours and OpenBLAS's)."""
     _C.set_num_threads(n)
+    _C.blas_set_num_threads(n)

@@ -3,14 +3,14 @@ import ctypes
 
 import numpy as np
 
+from . import _C
 from ._device import CPU
 
-_ALIGN = 64
-
+_host_alloc = _C.host_alloc
 
 class Storage:
-    """A device buffer. On the CPU ``buf`` is a NumPy uint8 array (so ``Tensor.numpy()``
-    shares memory); on CUDA it is a block of the caching allocator. ``version`` is the
+    """A device buffer. On the CPU ``buf`` is a 64-byte aligned host buffer or the NumPy
+    array a tensor was made from (either way ``Tensor.numpy()`` shares memory); on CUDA it is a block of the caching allocator. ``version`` is the
     in-place version counter shared by every view of this storage."""
 
     __slots__ = ("ptr", "nbytes", "device", "buf", "version", "__weakref__")
@@ -27,12 +27,10 @@ class Storage:
 
 
 def cpu_alloc(nbytes):
-    """A 64-byte aligned host buffer of ``nbytes`` bytes (uninitialised)."""
-    raw = np.empty(nbytes + _ALIGN, dtype=np.uint8)
-    addr = raw.ctypes.data
-    start = (-addr) % _ALIGN
-    buf = raw[start:start + nbytes]
-    return Storage(addr + start, nbytes, CPU, buf)
+    """A 64-byte aligned host buffer of ``nbytes`` bytes (uninitialised). The buffer
+    supports the buffer protocol, so NumPy arrays can share it."""
+    buf = _host_alloc(nbytes)
+    return Storage(buf.ptr, nbytes, CPU, buf)
 
 
 def cpu_from_array(arr):

@@ -200,6 +200,8 @@ class Tensor:
         """A NumPy view of the data (CPU) or a host copy (CUDA); bfloat16 widened to float32."""
         t = self if self._storage.device.type == "cpu" else self.cpu()
         item = t.dtype.itemsize
+        if 0 in t._shape:   # an empty view may have an offset past the end of its buffer
+            return np.empty(t._shape, np.float32 if t.dtype is _dtype.bfloat16 else t.dtype.np)
         arr = np.ndarray(t._shape, dtype=t.dtype.np, buffer=t._storage.buf,
                          offset=t._offset * item, strides=tuple(s * item for s in t._stride))
         if t.dtype is _dtype.bfloat16:

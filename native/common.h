@@ -101,8 +101,14 @@ template <typename T> constexpr bool is_float_v =
 // Raised as RuntimeError in Python (pybind11 maps std::runtime_error to RuntimeError).
 [[noreturn]] inline void fail(const std::string& msg) { throw std::runtime_error(msg); }
 
+// Raised as NotImplementedError, like PyTorch's missing dtype kernels.
+struct NotImplemented : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 [[noreturn]] inline void not_implemented(const char* op, int dtype) {
-  fail(std::string("\"") + op + "_cpu\" not implemented for '" + dtype_name(dtype) + "'");
+  throw NotImplemented(std::string("\"") + op + "_cpu\" not implemented for '" +
+                       dtype_name(dtype) + "'");
 }
 
 // Calls f(T{}) with T the C++ type of the dtype code. The macros list which dtypes a

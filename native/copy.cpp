@@ -1,5 +1,6 @@
 // Strided copy with dtype conversion, and fill.
 #include "common.h"
+#include "fastcall.h"
 
 namespace fw {
 namespace {
@@ -36,6 +37,8 @@ void copy_impl(uintptr_t dst, uintptr_t src, const Shape& shape, const Shape& sd
     } else if (id == 1 && is == 0) {
       const D v = cast<D>(sp[0]);
       for (int64_t i = 0; i < n; i++) dp[i] = v;
+    } else if (id == 1 && is == -1) {  // flip along the last dim
+      for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[-i]);
     } else {
       for (int64_t i = 0; i < n; i++) dp[i * id] = cast<D>(sp[i * is]);
     }
@@ -84,9 +87,26 @@ void fill(int dt, uintptr_t dst, const Shape& sd, const Shape& shape, double fv,
   });
 }
 
+namespace {
+// copy(dt_dst, dst, dst_strides, dt_src, src, src_strides, shape)
+void copy_fast(const FastArgs& a) {
+  a.expect(7);
+  Shape sd = a.shape(2), ss = a.shape(5), shape = a.shape(6);
+  NoGil nogil(shape_numel(shape) > (1 << 16));
+  copy((int)a.i(0), a.ptr(1), sd, (int)a.i(3), a.ptr(4), ss, shape);
+}
+// fill(dt, dst, dst_strides, shape, float_value, int_value, is_float)
+void fill_fast(const FastArgs& a) {
+  a.expect(7);
+  Shape sd = a.shape(2), shape = a.shape(3);
+  NoGil nogil(shape_numel(shape) > (1 << 16));
+  fill((int)a.i(0), a.ptr(1), sd, shape, a.d(4), a.i(5), a.b(6));
+}
+}  // namespace
+
 void register_copy(py::module_& m) {
-  m.def("copy", &copy, "strided copy with dtype conversion");
-  m.def("fill", &fill, "strided fill");
+  def_fast<copy_fast>(m, "copy", "copy(dt_dst, dst, dst_strides, dt_src, src, src_strides, shape)");
+  def_fast<fill_fast>(m, "fill", "fill(dt, dst, dst_strides, shape, float_value, int_value, is_float)");
 }
 
 }  // namespace fw

@@ -3,6 +3,7 @@
 #include "common.h"
 
 namespace fw {
+void register_alloc(py::module_& m);
 void register_copy(py::module_& m);
 void register_pointwise(py::module_& m);
 void register_reduction(py::module_& m);
@@ -10,12 +11,21 @@ void register_sort(py::module_& m);
 void register_index(py::module_& m);
 void register_linalg(py::module_& m);
 void register_random(py::module_& m);
+void register_shape(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "CPU kernels of the framework";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const fw::NotImplemented& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    }
+  });
   m.def("num_threads", &fw::num_threads);
   m.def("set_num_threads", &fw::set_num_threads);
+  fw::register_alloc(m);
   fw::register_copy(m);
   fw::register_pointwise(m);
   fw::register_reduction(m);
@@ -23,4 +33,5 @@ PYBIND11_MODULE(_C, m) {
   fw::register_index(m);
   fw::register_linalg(m);
   fw::register_random(m);
+  fw::register_shape(m);
 }

@@ -30,7 +30,7 @@ def test_bindings_and_signature(name):
     op = OPS[name]
     ns = fw
     for part in op.namespace.split(".") if op.namespace else ():
-        ns = getattr(ns, part)  # dotted namespaces such as nn.functional
+        ns = getattr(ns, part)
     if "function" in op.variants:
         assert getattr(ns, op.name) is op.fn
     if "method" in op.variants:
@@ -59,3 +59,20 @@ def test_op_cases(name, device):
             else:
                 np.testing.assert_allclose(np.asarray(got, dtype=np.float64),
                                            np.asarray(ref, dtype=np.float64), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_dispatch_kernels_exist(name):
+    """Every backend kernel a row names must exist (cuda rows once that backend exists)."""
+    import importlib
+    for dev, path in OPS[name].dispatch.items():
+        pkg = {"cpu": "framework._cpu", "cuda": "framework.cuda.kernels"}[dev]
+        try:
+            backend = importlib.import_module(pkg)
+        except ImportError:
+            continue
+        obj = backend
+        for part in path.split("."):
+            obj = getattr(obj, part, None)
+            assert obj is not None, f"{name}: {dev} kernel {path} not found in {pkg}"
+        assert callable(obj)

@@ -1,10 +1,12 @@
 """Output allocation and the backend of a device: the one place ops get memory from."""
 from .. import _dtype
 from .._device import CPU, device as _device_cls, canonical
-from .._storage import cpu_alloc
+from .. import _C
+from .._storage import Storage, cpu_alloc
 from .._tensor import Tensor
 
 _make = Tensor._make
+_host_alloc = _C.host_alloc
 _default_devices = [CPU]
 _strides_cache = {}
 
@@ -54,8 +56,18 @@ def storage(nbytes, device):
 
 def empty(shape, dtype, device):
     """A new contiguous tensor (uninitialised). ``shape`` is a tuple of ints."""
-    st = storage(numel(shape) * dtype.itemsize, device)
-    return _make(st, shape, contiguous_strides(shape), 0, dtype)
+    n = dtype.itemsize
+    for s in shape:
+        n *= s
+    if device is CPU:  # the per-op hot path: inlined
+        buf = _host_alloc(n)
+        st = Storage(buf.ptr, n, CPU, buf)
+    else:
+        st = storage(n, device)
+    stride = _strides_cache.get(shape)
+    if stride is None:
+        stride = contiguous_strides(shape)
+    return _make(st, shape, stride, 0, dtype)
 
 
 def resolve_device(d):
@@ -76,10 +88,16 @@ def resolve_dtype(d, default=None):
     return d
 
 
+_backends = {}
+
+
 def backend(device):
-    """The kernel module of a device type: framework._cpu or framework.cuda.kernels."""
-    if device.type == "cpu":
-        from .. import _cpu
-        return _cpu
-    from ..cuda import kernels
-    return kernels
+    """The kernel package of a device: framework._cpu, or framework.cuda.kernels."""
+    b = _backends.get(device.type)
+    if b is None:
+        if device.type == "cpu":
+            from .. import _cpu as b
+        else:
+            from ..cuda import kernels as b
+        _backends[device.type] = b
+    return b

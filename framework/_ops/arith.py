@@ -256,8 +256,15 @@ def clamp_max(input, max, *, out=None):
 
 # ---- three operands ------------------------------------------------------------------------
 
-def where(condition, input, other, *, out=None):
-    """input where condition is True, else other (tensors or numbers, broadcast)."""
+def where(condition, input=None, other=None, *, out=None):
+    """input where condition is True, else other (tensors or numbers, broadcast).
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        from .masked import where_condition
+        return where_condition(condition)
+    if input is None or other is None:
+        raise TypeError("where() missing an argument: expected (condition) or "
+                        "(condition, input, other)")
     require_tensor("where", condition, "condition", 1)
     if condition.dtype is not _dtype.bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "

@@ -1,11 +1,47 @@
 """``Tensor.__getitem__`` / ``__setitem__``: basic indexing (ints, slices, None, Ellipsis)
 as views; tensors and bool masks go to advanced indexing (framework._ops.index)."""
 import builtins
+import warnings
+
+import numpy as np
 
 from .._tensor import Tensor
 from . import views
 
 _basic_types = (builtins.int, slice, type(None), type(Ellipsis))
+
+
+def _is_mask(i):
+    return isinstance(i, Tensor) and i.dtype.category < 2 and i.dtype.itemsize == 1 and \
+        not i.dtype.is_signed
+
+
+def _sequence_as_tuple(index):
+    """PyTorch's (NumPy's old) rule: a short list holding a slice, None, Ellipsis, a tensor
+    or a sequence is a tuple of indices (deprecated), not one index."""
+    if not isinstance(index, list) or len(index) >= 32:
+        return False
+    return any(isinstance(i, (Tensor, list, tuple, slice)) or i is None or i is Ellipsis
+               for i in index)
+
+
+def _normalize(index):
+    if _sequence_as_tuple(index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                      "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
+                      "x[seq].", UserWarning, stacklevel=3)
+        index = tuple(index)
+    # NumPy arrays index like tensors (a bool array is a mask over its dims)
+    if isinstance(index, np.ndarray):
+        return _from_numpy(index)
+    if isinstance(index, tuple) and any(isinstance(i, np.ndarray) for i in index):
+        return tuple(_from_numpy(i) if isinstance(i, np.ndarray) else i for i in index)
+    return index
+
+
+def _from_numpy(arr):
+    from .creation import tensor
+    return tensor(arr)
 
 
 def _expand_index(t, index):
@@ -14,13 +50,13 @@ def _expand_index(t, index):
     n_ell = builtins.sum(1 for i in index if i is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    used = builtins.sum(1 for i in index if i is not None and i is not Ellipsis and not (
-        isinstance(i, Tensor) and i.dtype.category == 0) and not isinstance(i, builtins.bool))
-    used += builtins.sum(i.dim() for i in index if isinstance(i, Tensor) and i.dtype.category == 0)
+    used = builtins.sum(1 for i in index if i is not None and i is not Ellipsis and not
+                        _is_mask(i) and not isinstance(i, builtins.bool))
+    used += builtins.sum(i.dim() for i in index if _is_mask(i))
     if used > t.dim():
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
     if n_ell:
-        k = index.index(Ellipsis)
+        k = next(j for j, i in enumerate(index) if i is Ellipsis)
         index = index[:k] + (slice(None),) * (t.dim() - used) + index[k + 1:]
     return index
 
@@ -39,7 +75,7 @@ def basic_view(t, index):
     for i in index:
         if i is None:
             shape.append(1)
-            stride.append(shape[-2] * stride[-2] if len(shape) > 1 else 1)
+            stride.append(1)  # any stride is valid for a size-1 dim
             continue
         if isinstance(i, slice):
             size = t._shape[d]
@@ -64,14 +100,34 @@ def basic_view(t, index):
     return views._view(t, shape, stride, off)
 
 
+_index_module = []
+
+
+def _advanced():
+    """framework._ops.index, imported on first use (it imports this module's users)."""
+    if not _index_module:
+        from . import index
+        _index_module.append(index)
+    return _index_module[0]
+
+
 def getitem(t, index):
+    index = _normalize(index)
     if _is_basic(index):
         return basic_view(t, index)
-    from . import index as advanced
+    advanced = _advanced()
     return advanced.getitem(t, _expand_index(t, index))
 
 
+def _check_value(t, value):
+    if not isinstance(value, (Tensor, builtins.int, builtins.float, builtins.bool, complex,
+                              np.number, np.bool_)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {t.type()}")
+
+
 def setitem(t, index, value):
+    _check_value(t, value)
+    index = _normalize(index)
     if _is_basic(index):
         target = basic_view(t, index)
         if isinstance(value, Tensor):
@@ -79,5 +135,8 @@ def setitem(t, index, value):
         else:
             views.fill_(target, value)
         return
-    from . import index as advanced
+    advanced = _advanced()
+    if isinstance(index, builtins.bool):
+        advanced.setitem_bool(t, index, value)
+        return
     advanced.setitem(t, _expand_index(t, index), value)

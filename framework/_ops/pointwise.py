@@ -33,20 +33,26 @@ def broadcast_shapes(*shapes):
     """The shape that tensors of the given shapes broadcast to (PyTorch's rules)."""
     if len(shapes) == 2 and shapes[0] == shapes[1]:
         return tuple(shapes[0])
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
+    out = ()
     for s in shapes:
-        off = ndim - len(s)
-        for i, n in enumerate(s):
-            if n < 0:
-                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(s)}")
-            cur = out[off + i]
-            if cur == 1:
-                out[off + i] = n
-            elif n != 1 and n != cur:
-                raise RuntimeError(
-                    f"The size of tensor a ({cur}) must match the size of tensor b ({n}) at "
-                    f"non-singleton dimension {off + i}")
+        out = _broadcast_pair(out, tuple(s))
+    return out
+
+
+def _broadcast_pair(a, b):
+    # right to left, like PyTorch, so the error names the same dim
+    ndim = max(len(a), len(b))
+    out = [1] * ndim
+    for i in range(ndim - 1, -1, -1):
+        da = a[i - ndim + len(a)] if i - ndim + len(a) >= 0 else 1
+        db = b[i - ndim + len(b)] if i - ndim + len(b) >= 0 else 1
+        if da < 0 or db < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension "
+                               f"{min(da, db)}: {list(a if da < 0 else b)}")
+        if da != db and da != 1 and db != 1:
+            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b "
+                               f"({db}) at non-singleton dimension {i}")
+        out[i] = db if da == 1 else da
     return tuple(out)
 
 

@@ -1,6 +1,6 @@
-"""``framework.nn.functional``: functional forms of the nn layers.
+"""Functional forms of the nn layers (PyTorch's ``torch.nn.functional``).
 
-The elementwise activations (relu, gelu, silu, softplus, elu, leaky_relu, hardtanh, ...)
-are declared in framework/ops.yaml under the ``nn.functional`` namespace and bound here by
-the dispatcher when ``framework`` is imported.
+Ops declared in framework/ops.yaml under the ``nn.functional`` namespace (pad, relu, gelu,
+silu, softplus, elu, leaky_relu, hardtanh, ...) are bound here by the dispatcher when
+``framework`` is imported.
 """

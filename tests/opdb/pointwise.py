@@ -331,3 +331,13 @@ CASES["round"].append(Case(lambda fw, device: (
 CASES["nn.functional.gelu"].append(Case(lambda fw, device: [
     (fw.nn.functional.gelu(x, approximate="tanh"), _gelu_tanh(a)) for x, a in
     [make((4, 9), dt, device, noncontig=True, seed=5) for dt in FLOAT_DTYPES]]))
+
+
+def _where_condition_case(fw, device):
+    a = np.array([[0, 3, 0], [1, 0, 2]])
+    got = fw.where(fw.tensor(a, device=device) > 0)
+    ref = np.where(a > 0)
+    return [(got[0], ref[0]), (got[1], ref[1])]
+
+
+CASES["where"].append(Case(_where_condition_case))

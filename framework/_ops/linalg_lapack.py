@@ -1,0 +1,563 @@
+"""framework.linalg decompositions, solvers and norms: norm, vector_norm, matrix_norm,
+solve, inv, det, cholesky, qr, svd, eigh, lstsq (and torch.inverse/det/svd).
+
+These run NumPy's LAPACK bindings on a host copy (batched over leading dims) and return
+tensors on the input's device: LAPACK is what a well-kept library does best, and these
+ops are rarely the hot path. Checks and error messages follow PyTorch's.
+"""
+import builtins
+import collections
+import math
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, _wrap_dim
+from . import alloc
+from .pointwise import type_name
+
+
+class LinAlgError(RuntimeError):
+    """Raised when a decomposition or solve fails on its input (torch.linalg.LinAlgError)."""
+
+
+_qr_t = collections.namedtuple("linalg_qr", ["Q", "R"])
+_svd_t = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
+_old_svd_t = collections.namedtuple("svd", ["U", "S", "V"])
+_eigh_t = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+_slogdet_t = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+_lstsq_t = collections.namedtuple("linalg_lstsq",
+                                  ["solution", "residuals", "rank", "singular_values"])
+
+
+# ---- host round trip ---------------------------------------------------------------------
+
+def _host(x):
+    """A NumPy copy of ``x`` in its dtype (float16/bfloat16 widened to float32)."""
+    arr = np.array(x._host_array())
+    return arr.astype(np.float32) if arr.dtype == np.float16 else arr
+
+
+def _back(arr, dtype, device):
+    from .creation import _from_array
+    return _from_array(np.asarray(arr), dtype, device)
+
+
+def _check_float(op, x, low_precision=True):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'A' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    if x.dtype.category < 2:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
+                           f"{type_name(x.dtype)}")
+    if low_precision and x.dtype.itemsize == 2:
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {type_name(x.dtype)}")
+
+
+def _check_matrix(op, x, square=True):
+    if x.dim() < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if square and x._shape[-1] != x._shape[-2]:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
+                           f"{x._shape[-2]} by {x._shape[-1]} matrices")
+
+
+def _batch_prefix(arr, i):
+    return f"(Batch element {i}): " if arr.ndim > 2 else ""
+
+
+def _first_failure(arr, fails):
+    """Index (flat over batch dims) of the first matrix for which ``fails`` is true."""
+    flat = arr.reshape((-1,) + arr.shape[-2:])
+    for i, m in enumerate(flat):
+        if fails(m):
+            return i, m
+    return 0, flat[0]
+
+
+def _singular(m):
+    try:
+        np.linalg.inv(m)
+        return False
+    except np.linalg.LinAlgError:
+        return True
+
+
+def _zero_pivot(m):
+    """1-based index of the first zero pivot of LU with partial pivoting (as getrf)."""
+    a = np.array(m, dtype=np.float64)
+    n = a.shape[0]
+    for j in range(n):
+        p = j + int(np.argmax(np.abs(a[j:, j])))
+        if a[p, j] == 0:
+            return j + 1
+        a[[j, p]] = a[[p, j]]
+        a[j + 1:, j:] -= np.outer(a[j + 1:, j] / a[j, j], a[j, j:])
+    return n
+
+
+# ---- solvers and inverses ------------------------------------------------------------------
+
+def inv(A, *, out=None):
+    """The inverse of each square matrix in ``A`` (batched over leading dims)."""
+    _check_float("linalg.inv", A)
+    _check_matrix("linalg.inv", A)
+    a = _host(A)
+    try:
+        r = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        i, m = _first_failure(a, _singular)
+        raise LinAlgError(f"linalg.inv: {_batch_prefix(a, i)}The diagonal element "
+                          f"{_zero_pivot(m)} is zero, the inversion could not be completed "
+                          f"because the input matrix is singular.") from None
+    return _finish(_back(r, A.dtype, A._storage.device), out)
+
+
+def inverse(input, *, out=None):
+    """Alias of :func:`framework.linalg.inv`."""
+    return inv(input, out=out)
+
+
+def det(A, *, out=None):
+    """The determinant of each square matrix in ``A``."""
+    _check_float("linalg.det", A, low_precision=False)
+    if A.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{type_name(A.dtype)}'")
+    _check_matrix("linalg.det", A)
+    return _finish(_back(np.linalg.det(_host(A)), A.dtype, A._storage.device), out)
+
+
+def solve(A, B, *, left=True, out=None):
+    """The solution X of A X = B (or X A = B when ``left=False``); B may be a vector or a
+    batch of vectors when its shape allows it (PyTorch's rule)."""
+    _check_float("linalg.solve", A)
+    _check_matrix("linalg.solve", A)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg_solve(): argument 'B' (position 2) must be Tensor, not "
+                        f"{type(B).__name__}")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {type_name(A.dtype)} and B of type "
+                           f"{type_name(B.dtype)} instead")
+    a, b = _host(A), _host(B)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        a = np.swapaxes(a, -1, -2)
+        b = np.swapaxes(b, -1, -2) if b.ndim > 1 else b
+    n = a.shape[-1]
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    bm = b[..., None] if vector else b
+    if bm.ndim < 2 or bm.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{bm.shape[-2] if bm.ndim >= 2 else 1}x{bm.shape[-1]})")
+    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    bm = np.broadcast_to(bm, batch + bm.shape[-2:])
+    try:
+        x = np.linalg.solve(a, bm)
+    except np.linalg.LinAlgError:
+        i, _ = _first_failure(a, _singular)
+        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, i)}The solver failed "
+                          f"because the input matrix is singular.") from None
+    x = x[..., 0] if vector else x
+    if not left and not vector:
+        x = np.swapaxes(x, -1, -2)
+    return _finish(_back(x, A.dtype, A._storage.device), out)
+
+
+def cholesky(A, *, upper=False, out=None):
+    """Lower (or upper) triangular L with A = L L^T for symmetric positive-definite A."""
+    _check_float("linalg.cholesky", A, low_precision=False)
+    if A.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"cholesky_cpu\" not implemented for "
+                                  f"'{type_name(A.dtype)}'")
+    _check_matrix("linalg.cholesky", A)
+    a = _host(A)
+    # LAPACK reads only the lower triangle, as PyTorch does
+    sym = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+    try:
+        r = np.linalg.cholesky(sym)
+    except np.linalg.LinAlgError:
+        i, m = _first_failure(sym, lambda m: not _is_pd(m))
+        order = next(k for k in range(1, m.shape[0] + 1) if not _is_pd(m[:k, :k]))
+        raise LinAlgError(f"linalg.cholesky: {_batch_prefix(a, i)}The factorization could not "
+                          f"be completed because the input is not positive-definite (the "
+                          f"leading minor of order {order} is not positive-definite).") from None
+    if upper:
+        r = np.swapaxes(r, -1, -2)
+    return _finish(_back(r, A.dtype, A._storage.device), out)
+
+
+def _is_pd(m):
+    try:
+        np.linalg.cholesky(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+def qr(A, mode="reduced", *, out=None):
+    """QR decomposition A = Q R; ``mode`` is 'reduced', 'complete' or 'r' (Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           f"'reduced' (default), 'r', or 'complete'")
+    _check_float("linalg.qr", A, low_precision=False)
+    _check_matrix("linalg.qr", A, square=False)
+    q, r = np.linalg.qr(_host(A), mode="complete" if mode == "complete" else "reduced")
+    dev = A._storage.device
+    if mode == "r":
+        q = np.zeros((0,), q.dtype)
+    return _finish_all(_qr_t(_back(q, A.dtype, dev), _back(r, A.dtype, dev)), out)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """Singular value decomposition A = U diag(S) Vh, singular values descending."""
+    _check_float("linalg.svd", A, low_precision=False)
+    if A.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"linalg_svd_cpu\" not implemented for "
+                                  f"'{type_name(A.dtype)}'")
+    _check_matrix("linalg.svd", A, square=False)
+    u, s, vh = np.linalg.svd(_host(A), full_matrices=full_matrices)
+    dev = A._storage.device
+    return _finish_all(_svd_t(_back(u, A.dtype, dev), _back(s, A.dtype, dev),
+                              _back(vh, A.dtype, dev)), out)
+
+
+def det_alias(input):
+    """torch.det: alias of :func:`framework.linalg.det`."""
+    return det(input)
+
+
+def svd_(input, some=True, compute_uv=True, *, out=None):
+    """torch.svd: returns (U, S, V) with V (not its transpose); ``some`` gives the reduced
+    form. Without ``compute_uv`` U and V are zero-filled."""
+    u, s, vh = svd(input, full_matrices=not some or not compute_uv)
+    v = vh.mT
+    if not compute_uv:
+        from .creation import zeros_like
+        u, v = zeros_like(u), zeros_like(v)
+    return _finish_all(_old_svd_t(u, s, v), out)
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices; reads
+    only the ``UPLO`` triangle."""
+    _check_float("linalg.eigh", A, low_precision=False)
+    _check_matrix("linalg.eigh", A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    w, v = np.linalg.eigh(_host(A), UPLO=UPLO)
+    dev = A._storage.device
+    return _finish_all(_eigh_t(_back(w, A.dtype, dev), _back(v, A.dtype, dev)), out)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of A X = B (minimum norm); residuals are returned for full
+    rank tall A (else empty), rank and singular values as PyTorch's 'gelsd' driver."""
+    _check_float("linalg.lstsq", A, low_precision=False)
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {type_name(A.dtype)} and other's "
+                           f"dtype {type_name(B.dtype)}")
+    _check_matrix("torch.linalg.lstsq", A, square=False)
+    vector = B.dim() == A.dim() - 1
+    a, b = _host(A), _host(B)
+    bm = b[..., None] if vector else b
+    if bm.shape[-2] != a.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+    bm = np.broadcast_to(bm, batch + bm.shape[-2:]).reshape((-1,) + bm.shape[-2:])
+    m, n = a.shape[-2:]
+    sols, res, ranks, svs = [], [], [], []
+    for ai, bi in zip(a, bm):
+        rc = rcond if rcond is not None else np.finfo(ai.dtype).eps * max(m, n)
+        x, r, k, s = np.linalg.lstsq(ai, bi, rcond=rc)
+        sols.append(x)
+        res.append(r)
+        ranks.append(k)
+        svs.append(s)
+    dev = A._storage.device
+    x = np.stack(sols).reshape(batch + (n, bm.shape[-1])) if sols else \
+        np.zeros(batch + (n, bm.shape[-1]), a.dtype)
+    if vector:
+        x = x[..., 0]
+    full = m > n and all(k == n for k in ranks)
+    r = np.stack(res).reshape(batch + (bm.shape[-1],)) if full and res else np.zeros((0,), a.dtype)
+    return _lstsq_t(_back(x, A.dtype, dev), _back(r, A.dtype, dev),
+                    _back(np.array(ranks).reshape(batch), _dtype.int64, dev),
+                    _back(np.stack(svs).reshape(batch + (min(m, n),)) if svs else
+                          np.zeros(batch + (min(m, n),), a.dtype), A.dtype, dev))
+
+
+def _finish_all(results, out):
+    """Copies a tuple of results into the tensors of a tuple ``out=`` (then returns those)."""
+    if out is None:
+        return results
+    if len(out) != len(results):
+        raise RuntimeError(f"expected out to be a tuple of {len(results)} tensors, got "
+                           f"{len(out)}")
+    return type(results)(*[_finish(r, o) for r, o in zip(results, out)])
+
+
+def _finish(res, out):
+    if out is None:
+        return res
+    from .pointwise import check_out
+    target = check_out("linalg", out, res._shape, res.dtype, False)
+    alloc.backend(target._storage.device).copy.copy(target, res, res._stride)
+    return target
+
+
+# ---- norms ----------------------------------------------------------------------------
+
+def _dims_arg(dim, nd):
+    if dim is None:
+        return tuple(range(nd))
+    dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
+    wrapped = tuple(_wrap_dim(d, nd) for d in dims)
+    for d in wrapped:
+        if wrapped.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return wrapped
+
+
+def _out_dtype(op, x, dtype):
+    if dtype is not None:
+        if dtype.category < 2:
+            raise RuntimeError(f"{op}: dtype should be floating point or complex. Got "
+                               f"{type_name(dtype)}")
+        return dtype
+    if x.dtype.category < 2:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
+                           f"{type_name(x.dtype)}")
+    return x.dtype
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The ``ord``-norm of ``x`` over ``dim`` (all dims by default) viewed as a vector:
+    (sum |x|^ord)^(1/ord); ord=inf/-inf give max/min |x|, ord=0 counts non-zeros."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"linalg_vector_norm(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(x).__name__}")
+    if not isinstance(ord, (builtins.int, builtins.float)) or isinstance(ord, builtins.bool):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
+                        f"{type(ord).__name__}")
+    rdt = _out_dtype("linalg.vector_norm", x, dtype)
+    dims = _dims_arg(dim, x.dim())
+    a = np.abs(_host(x).astype(np.float64))
+    if x.dim() and any(x._shape[d] == 0 for d in dims) and (ord < 0 or ord == math.inf):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor "
+                           f"because the operation does not have an identity")
+    if x.dim() == 0:
+        a = a.reshape(1)
+        dims = (0,)
+    if ord == math.inf:
+        r = a.max(axis=dims, keepdims=True)
+    elif ord == -math.inf:
+        r = a.min(axis=dims, keepdims=True)
+    elif ord == 0:
+        r = (a != 0).sum(axis=dims, keepdims=True).astype(np.float64)
+    elif ord == 1:
+        r = a.sum(axis=dims, keepdims=True)
+    elif ord == 2:
+        r = np.sqrt((a * a).sum(axis=dims, keepdims=True))
+    else:
+        with np.errstate(divide="ignore"):
+            r = (a ** ord).sum(axis=dims, keepdims=True) ** (1.0 / ord)
+    if x.dim() == 0:
+        r = r.reshape(())
+    elif not keepdim:
+        r = r.squeeze(axis=dims)
+    return _finish(_back(r, rdt, x._storage.device), out)
+
+
+_MATRIX_ORDS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """Matrix norm over the two dims ``dim``: 'fro', 'nuc', inf/-inf (max/min row sum),
+    1/-1 (max/min column sum), 2/-2 (largest/smallest singular value)."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_matrix_norm(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(A).__name__}")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    rdt = _out_dtype("linalg.matrix_norm", A, dtype)
+    if isinstance(dim, builtins.int) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{dim if isinstance(dim, builtins.int) else ' '.join(map(str, dim))}")
+    d0, d1 = (_wrap_dim(d, A.dim()) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
+                           f"{dim[1]})")
+    if ord not in _MATRIX_ORDS:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    a = np.moveaxis(_host(A).astype(np.float64), (d0, d1), (-2, -1))
+    if ord == "fro":
+        r = np.sqrt((a * a).sum(axis=(-2, -1)))
+    elif ord in ("nuc", 2, -2):
+        s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(a.shape[:-1])
+        r = s.sum(-1) if ord == "nuc" else (s.max(-1) if ord == 2 else s.min(-1))
+    elif ord in (math.inf, -math.inf):
+        rows = np.abs(a).sum(-1)
+        r = rows.max(-1) if ord > 0 else rows.min(-1)
+    else:
+        cols = np.abs(a).sum(-2)
+        r = cols.max(-1) if ord > 0 else cols.min(-1)
+    if keepdim:
+        r = np.expand_dims(r, tuple(sorted((d0, d1))))
+    return _finish(_back(r, rdt, A._storage.device), out)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """framework.linalg.norm: a vector norm (1-d input or an int ``dim``) or a matrix norm
+    (2-d input or a 2-tuple ``dim``); with neither ord nor dim, the 2-norm of the flattened
+    input."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_norm(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(A).__name__}")
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
+        if len(dims) == 1:
+            if isinstance(ord, str):
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dims[0]}")
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype,
+                               out=out)
+        return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype, out=out)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype, out=out)
+    if A.dim() not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                           f"be 1D or 2D. Got {A.dim()}D.")
+    if A.dim() == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
+    return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
+
+
+# ---- more LAPACK-backed functions ---------------------------------------------------------
+
+def slogdet(A, *, out=None):
+    """(sign, log|det|) of each square matrix: stable where det itself would overflow."""
+    _check_float("linalg.slogdet", A, low_precision=False)
+    if A.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"lu_cpu\" not implemented for '{type_name(A.dtype)}'")
+    _check_matrix("linalg.slogdet", A)
+    sign, logabs = np.linalg.slogdet(_host(A))
+    dev = A._storage.device
+    return _finish_all(_slogdet_t(_back(sign, A.dtype, dev), _back(logabs, A.dtype, dev)), out)
+
+
+def slogdet_alias(input):
+    """torch.slogdet: alias of :func:`framework.linalg.slogdet`."""
+    return slogdet(input)
+
+
+def logdet(input):
+    """log(det(input)): nan for a negative determinant, -inf for a singular matrix."""
+    sign, logabs = np.linalg.slogdet(_host(_check_logdet(input)))
+    r = np.where(sign < 0, np.nan, logabs)
+    return _back(r, input.dtype, input._storage.device)
+
+
+def _check_logdet(x):
+    _check_float("linalg.det", x, low_precision=False)
+    _check_matrix("linalg.det", x)
+    return x
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * sigma_max) are
+    treated as zero (rtol defaults to eps * max(m, n) when atol is not given)."""
+    _check_float("linalg.pinv", A, low_precision=False)
+    _check_matrix("linalg.pinv", A, square=False)
+    a = _host(A)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    cut = _cutoff(a, s, atol, rtol)
+    inv_s = np.where(s > cut[..., None], 1.0 / np.where(s == 0, 1, s), 0.0)
+    r = np.matmul(np.swapaxes(vh, -1, -2) * inv_s[..., None, :], np.swapaxes(u, -1, -2))
+    return _finish(_back(r, A.dtype, A._storage.device), out)
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: pseudo-inverse with relative cutoff ``rcond``."""
+    return pinv(input, rtol=rcond)
+
+
+def _cutoff(a, s, atol, rtol):
+    smax = s.max(-1) if s.shape[-1] else np.zeros(s.shape[:-1])
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else np.finfo(a.dtype).eps * max(a.shape[-2:])
+    return np.maximum(0.0 if atol is None else atol, rtol * smax)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) of symmetric matrices."""
+    return _finish(eigh(A, UPLO).eigenvalues, out)
+
+
+def svdvals(A, *, driver=None, out=None):
+    """Singular values (descending) of each matrix."""
+    _check_float("linalg.svd", A, low_precision=False)
+    _check_matrix("linalg.svd", A, square=False)
+    s = np.linalg.svd(_host(A), compute_uv=False)
+    return _finish(_back(s, A.dtype, A._storage.device), out)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """Number of singular values above max(atol, rtol * sigma_max) (an int64 tensor)."""
+    _check_float("linalg.matrix_rank", A, low_precision=False)
+    if hermitian:
+        s = np.abs(_host(eigh(A).eigenvalues))
+    else:
+        _check_matrix("linalg.matrix_rank", A, square=False)
+        s = np.linalg.svd(_host(A), compute_uv=False)
+    cut = _cutoff(_host(A), s, atol, rtol)
+    r = (s > cut[..., None]).sum(-1)
+    return _finish(_back(r, _dtype.int64, A._storage.device), out)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """Solution X of A X = B (or X A = B) for triangular A, reading only its ``upper`` or
+    lower triangle (with ones on the diagonal when ``unitriangular``)."""
+    _check_float("linalg.solve_triangular", A, low_precision=False)
+    _check_matrix("linalg.solve_triangular", A)
+    if B.dim() < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {type_name(A.dtype)} and B of type "
+                           f"{type_name(B.dtype)} instead")
+    a, b = _host(A), _host(B)
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {eq} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        t = t - np.einsum("...ii->...i", t)[..., None] * np.eye(n) + np.eye(n)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        t, b = np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)
+    batch = np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = _triangular(np.broadcast_to(t, batch + t.shape[-2:]),
+                        np.broadcast_to(b, batch + b.shape[-2:]), upper != (not left))
+    if not left:
+        x = np.swapaxes(x, -1, -2)
+    return _finish(_back(x, A.dtype, A._storage.device), out)
+
+
+def _triangular(t, b, upper):
+    """Back/forward substitution over the last two dims (inf/nan for a zero diagonal, as
+    LAPACK's trtrs would give, instead of an error)."""
+    n = t.shape[-1]
+    x = np.zeros(np.broadcast_shapes(t.shape[:-1], b.shape[:-1]) + (b.shape[-1],),
+                 np.result_type(t, b))
+    order = range(n - 1, -1, -1) if upper else range(n)
+    for i in order:
+        acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
+        x[..., i, :] = acc / t[..., i, i][..., None]
+    return x

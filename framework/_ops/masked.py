@@ -1,0 +1,210 @@
+"""Masked ops (masked_fill, masked_select, masked_scatter), nonzero / argwhere / the
+one-argument where, and the triangle ops (tril, triu, tril_indices, triu_indices)."""
+from .. import _dtype
+from .._tensor import Tensor
+from . import alloc, views
+from . import index as _index
+from .pointwise import broadcast_shapes, check_out, expand_strides, type_name
+
+_bool = _dtype.bool
+# the C++ type names PyTorch prints for a non-bool mask
+_CPP_NAMES = {_dtype.uint8: "unsigned char", _dtype.int8: "signed char",
+              _dtype.int16: "short int", _dtype.int32: "int", _dtype.int64: "long int",
+              _dtype.float16: "c10::Half", _dtype.bfloat16: "c10::BFloat16",
+              _dtype.float32: "float", _dtype.float64: "double"}
+
+
+def _kernels(t):
+    return alloc.backend(t._storage.device).index
+
+
+def _check_tensor(op, name, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+
+
+# ---- masked_fill --------------------------------------------------------------------------
+
+def _fill_value(value):
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.dim()} dimension(s).")
+        return value.item()
+    return value
+
+
+def masked_fill_(input, mask, value):
+    """Fills the elements of input where ``mask`` (bool, broadcastable) is True."""
+    _check_tensor("masked_fill_", "mask", mask)
+    if mask.dtype is not _bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_CPP_NAMES[mask.dtype]}")
+    value = _fill_value(value)
+    shape = broadcast_shapes(input._shape, mask._shape)
+    if shape != input._shape:
+        raise RuntimeError(f"output with shape {list(input._shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    input._storage.version += 1
+    if input.numel():
+        _kernels(input).masked_fill(input, mask, expand_strides(mask, input._shape), value)
+    return input
+
+
+def masked_fill(input, mask, value):
+    """A copy of input with ``value`` where ``mask`` is True (both broadcast)."""
+    _check_tensor("masked_fill", "mask", mask)
+    shape = broadcast_shapes(input._shape, mask._shape)
+    res = views.clone(views.expand(input, shape))
+    return masked_fill_(res, mask, value)
+
+
+# ---- masked_select / masked_scatter ------------------------------------------------------
+
+def masked_select(input, mask, *, out=None):
+    """The 1-d tensor of input's elements where ``mask`` is True (both broadcast)."""
+    _check_tensor("masked_select", "mask", mask)
+    if mask.dtype is not _bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = broadcast_shapes(input._shape, mask._shape)
+    res = _index.masked_select_values(input, expand_strides(input, shape), mask,
+                                      expand_strides(mask, shape), shape)
+    if out is None:
+        return res
+    check_out("masked_select", out, res._shape, res.dtype, False)
+    return views.copy_(out, res)
+
+
+def masked_scatter_(input, mask, source):
+    """Copies the first elements of ``source`` (row-major) into input where ``mask`` is
+    True."""
+    _check_tensor("masked_scatter_", "mask", mask)
+    _check_tensor("masked_scatter_", "source", source)
+    if mask.dtype is not _bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {type_name(mask.dtype)}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{type_name(input.dtype)} and {type_name(source.dtype)}")
+    shape = broadcast_shapes(input._shape, mask._shape)
+    if shape != input._shape:
+        raise RuntimeError(f"output with shape {list(input._shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+    input._storage.version += 1
+    x = input if input.dim() else views._view(input, (1,), (1,), input._offset)
+    m = views.expand(mask, input._shape)
+    if not input.dim():
+        m = views._view(m, (1,), (1,), m._offset)
+    r, adv = _index._prepare(x, (m,))
+    plan = _index._plan(r, adv)
+    n = plan.B[0]
+    if source.numel() < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    if n:
+        src = views.contiguous(source)
+        flat = views._view(src, (n,), (1,), src._offset)
+        _index._put(plan, flat, False, "masked_scatter_")
+    return input
+
+
+def masked_scatter(input, mask, source):
+    """Out-of-place masked_scatter_ (input and mask broadcast)."""
+    _check_tensor("masked_scatter", "mask", mask)
+    shape = broadcast_shapes(input._shape, mask._shape)
+    return masked_scatter_(views.clone(views.expand(input, shape)), mask, source)
+
+
+# ---- nonzero ----------------------------------------------------------------------------
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """Indices of the nonzero elements: an (n, input.dim()) int64 tensor, or with
+    as_tuple=True one 1-d tensor per dim (a 0-d input counts as 1-d there)."""
+    _check_tensor("nonzero", "input", input)
+    if as_tuple:
+        x = input if input.dim() else views._view(input, (1,), (1,), input._offset)
+        nz = _index.nonzero_tensor(x)
+        return tuple(views._view(nz, (nz._shape[0],), (nz._shape[1],), nz._offset + j)
+                     for j in range(nz._shape[1]))
+    res = _index.nonzero_tensor(input)
+    if out is None:
+        return res
+    check_out("nonzero", out, res._shape, res.dtype, False)
+    return views.copy_(out, res)
+
+
+def argwhere(input):
+    """Indices of the nonzero elements as an (n, input.dim()) tensor."""
+    return nonzero(input)
+
+
+def where_condition(condition):
+    """``torch.where(condition)``: the same as nonzero(condition, as_tuple=True)."""
+    return nonzero(condition, as_tuple=True)
+
+
+# ---- triangles ---------------------------------------------------------------------------
+
+def _tri(op, input, diagonal, out, upper):
+    _check_tensor(op, "input", input)
+    if input.dim() < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
+    if out is None:
+        res = alloc.empty(input._shape, input.dtype, input._storage.device)
+    else:
+        res = check_out(op, out, input._shape, input.dtype, out is input)
+        if res.dtype is not input.dtype:
+            tmp = _tri(op, input, diagonal, None, upper)
+            return views.copy_(res, tmp)
+        if res is not input and res._storage is input._storage:
+            input = views.clone(input)
+    if res.numel():
+        _kernels(input).tri(res, input, int(diagonal), upper)
+    return res
+
+
+def tril(input, diagonal=0, *, out=None):
+    """The lower triangle of the last two dims (elements with col - row <= diagonal)."""
+    return _tri("tril", input, diagonal, out, False)
+
+
+def triu(input, diagonal=0, *, out=None):
+    """The upper triangle of the last two dims (elements with col - row >= diagonal)."""
+    return _tri("triu", input, diagonal, out, True)
+
+
+def tril_(self, diagonal=0):
+    return _tri("tril", self, diagonal, self, False)
+
+
+def triu_(self, diagonal=0):
+    return _tri("triu", self, diagonal, self, True)
+
+
+def _tri_indices(op, row, col, offset, dtype, device, upper):
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    dtype = _dtype.int64 if dtype is None else alloc.resolve_dtype(dtype)
+    if dtype not in (_dtype.int64, _dtype.int32):
+        raise NotImplementedError(f"\"{op}\" not implemented for '{type_name(dtype)}'")
+    device = alloc.resolve_device(device)
+    k = alloc.backend(device).index
+    n = k.tri_indices_count(row, col, offset, upper)
+    res = alloc.empty((2, n), _dtype.int64, device)
+    if n:
+        k.tri_indices(res, row, col, offset, upper)
+    if dtype is not _dtype.int64:
+        from .pointwise import convert
+        res = convert(res, dtype, device)
+    return res
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, n) coordinates of the lower triangle of a row x col matrix, row-major."""
+    return _tri_indices("tril_indices", row, col, offset, dtype, device, False)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, n) coordinates of the upper triangle of a row x col matrix, row-major."""
+    return _tri_indices("triu_indices", row, col, offset, dtype, device, True)
