@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 
+#include <sys/mman.h>
+
 namespace fw {
 namespace {
 
@@ -55,6 +57,15 @@ PyObject* host_alloc(const FastArgs& a) {
   size_t sz = ((size_t)(n > 0 ? n : 1) + 63) & ~(size_t)63;
   void* p = std::aligned_alloc(64, sz);
   if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  // Like NumPy: big buffers on transparent huge pages take far fewer page faults and TLB
+  // misses (a 4M-float add runs ~15% faster; THP is usually in "madvise" mode).
+  if (sz >= ((size_t)4 << 20)) {
+    const uintptr_t start = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+    const uintptr_t end = (uintptr_t)p + sz;
+    if (end > start) madvise((void*)start, end - start, MADV_HUGEPAGE);
+  }
+#endif
   auto* b = PyObject_New(HostBuffer, &HostBufferType);
   if (!b) { std::free(p); throw py::error_already_set(); }
   b->data = p;

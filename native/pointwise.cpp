@@ -1,14 +1,17 @@
 // Pointwise kernels of the CPU backend: the Python entry points of the unary, binary and
 // ternary tables (pointwise_unary.cpp, pointwise_binary.cpp, pointwise_ternary.cpp).
-// The loops and the dtype dispatch live in pointwise.h.
+// The loops and the dtype dispatch live in pointwise.h. The entries are METH_FASTCALL
+// builtins (fastcall.h) and release the GIL while a large kernel runs.
 #include "pointwise.h"
+
 #include "fastcall.h"
 
 namespace fw {
 namespace pw {
 
 void not_implemented_as(const char* kernel, int dtype) {
-  // NotImplementedError, as PyTorch raises it (thrown as C++: the GIL may be released)
+  // NotImplemented becomes NotImplementedError (a RuntimeError subclass), as in PyTorch;
+  // thrown as a C++ exception, it is safe without the GIL.
   throw NotImplemented(std::string("\"") + kernel + "\" not implemented for '" +
                        dtype_name(dtype) + "'");
 }
@@ -23,58 +26,51 @@ py::dict names(const std::vector<K>& ks) {
 }
 
 template <typename K>
-const K& lookup(const std::vector<K>& ks, int code, const char* what) {
+const K& lookup(const std::vector<K>& ks, int64_t code, const char* what) {
   if (code < 0 || (size_t)code >= ks.size())
     fail(std::string("internal: bad ") + what + " kernel code");
   return ks[code];
 }
 
-void check_dtype(int dt) {
+int dtype_arg(const FastArgs& a, Py_ssize_t k) {
+  const int64_t dt = a.i(k);
   if (dt < 0 || dt > 9) fail("internal: bad dtype code " + std::to_string(dt));
+  return (int)dt;
 }
 
-}  // namespace
-}  // namespace pw
+constexpr int64_t kNoGilNumel = 1 << 16;
 
-namespace pw {
-namespace {
-
-constexpr int64_t kReleaseGil = 1 << 16;  // elements; below this the GIL round trip costs more
-
-// unary(code, dt, dt_out, out, x, shape, out_strides, x_strides, p0, p1, p2)
+// unary(code, dt, dt_out, out, x, shape, so, sx, p0, p1, p2)
 void unary_fast(const FastArgs& a) {
   a.expect(11);
-  const int dt = (int)a.i(1);
-  check_dtype(dt);
-  const auto& k = lookup(unary_kernels(), (int)a.i(0), "unary");
-  Shape s = a.shape(5), so = a.shape(6), sx = a.shape(7);
-  Params p{a.d(8), a.d(9), a.d(10)};
-  NoGil nogil(shape_numel(s) > kReleaseGil);
+  const auto& k = lookup(unary_kernels(), a.i(0), "unary");
+  const int dt = dtype_arg(a, 1);
+  const Shape s = a.shape(5), so = a.shape(6), sx = a.shape(7);
+  const Params p{a.d(8), a.d(9), a.d(10)};
+  NoGil nogil(shape_numel(s) > kNoGilNumel);
   k.fn(dt, a.ptr(3), a.ptr(4), s, so, sx, p);
 }
 
-// binary(code, dt, dt_out, out, a, b, shape, out_strides, a_strides, b_strides, p0, p1, p2)
+// binary(code, dt, dt_out, out, a, b, shape, so, sa, sb, p0, p1, p2)
 void binary_fast(const FastArgs& a) {
   a.expect(13);
-  const int dt = (int)a.i(1);
-  check_dtype(dt);
-  const auto& k = lookup(binary_kernels(), (int)a.i(0), "binary");
-  Shape s = a.shape(6), so = a.shape(7), sa = a.shape(8), sb = a.shape(9);
-  Params p{a.d(10), a.d(11), a.d(12)};
-  NoGil nogil(shape_numel(s) > kReleaseGil);
+  const auto& k = lookup(binary_kernels(), a.i(0), "binary");
+  const int dt = dtype_arg(a, 1);
+  const Shape s = a.shape(6), so = a.shape(7), sa = a.shape(8), sb = a.shape(9);
+  const Params p{a.d(10), a.d(11), a.d(12)};
+  NoGil nogil(shape_numel(s) > kNoGilNumel);
   k.fn(dt, a.ptr(3), a.ptr(4), a.ptr(5), s, so, sa, sb, p);
 }
 
 // ternary(code, dt_a, dt, dt_out, out, a, b, c, shape, so, sa, sb, sc, p0)
 void ternary_fast(const FastArgs& a) {
   a.expect(14);
-  const int dt_a = (int)a.i(1), dt = (int)a.i(2);
-  check_dtype(dt);
-  check_dtype(dt_a);
-  const auto& k = lookup(ternary_kernels(), (int)a.i(0), "ternary");
-  Shape s = a.shape(8), so = a.shape(9), sa = a.shape(10), sb = a.shape(11), sc = a.shape(12);
-  Params p{a.d(13), 0.0, 0.0};
-  NoGil nogil(shape_numel(s) > kReleaseGil);
+  const auto& k = lookup(ternary_kernels(), a.i(0), "ternary");
+  const int dt_a = dtype_arg(a, 1), dt = dtype_arg(a, 2);
+  const Shape s = a.shape(8), so = a.shape(9), sa = a.shape(10), sb = a.shape(11),
+              sc = a.shape(12);
+  const Params p{a.d(13), 0.0, 0.0};
+  NoGil nogil(shape_numel(s) > kNoGilNumel);
   k.fn(dt_a, dt, a.ptr(4), a.ptr(5), a.ptr(6), a.ptr(7), s, so, sa, sb, sc, p);
 }
 
@@ -89,8 +85,8 @@ void register_pointwise(py::module_& m) {
   def_fast<unary_fast>(m, "unary", "unary(code, dt, dt_out, out, x, shape, so, sx, p0, p1, p2)");
   def_fast<binary_fast>(m, "binary",
                         "binary(code, dt, dt_out, out, a, b, shape, so, sa, sb, p0, p1, p2)");
-  def_fast<ternary_fast>(m, "ternary",
-                         "ternary(code, dt_a, dt, dt_out, out, a, b, c, shape, so, sa, sb, sc, p0)");
+  def_fast<ternary_fast>(m, "ternary", "ternary(code, dt_a, dt, dt_out, out, a, b, c, shape, "
+                                       "so, sa, sb, sc, p0)");
 }
 
 }  // namespace fw

@@ -9,6 +9,12 @@
 
 #include "common.h"
 
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized (_mm512_undefined_*): not our code
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
 #include <algorithm>
 #include <limits>
 #include <type_traits>
@@ -67,6 +73,38 @@ template <typename Op, typename = void> struct HasFixup : std::false_type {};
 template <typename Op>
 struct HasFixup<Op, std::void_t<decltype(Op::fixup(0.0f))>> : std::true_type {};
 
+// ---- float16 blocks ---------------------------------------------------------------------
+// Half's portable conversion (common.h) has branches, so contiguous float16 loops convert
+// blocks with the F16C/AVX-512 instructions instead and compute the block in float.
+
+constexpr int64_t kHalfBlock = 512;
+
+inline void half_to_float(const Half* src, float* dst, int64_t n) {
+  int64_t j = 0;
+#if defined(__AVX512F__)
+  for (; j + 16 <= n; j += 16)
+    _mm512_storeu_ps(dst + j, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(src + j))));
+#elif defined(__F16C__)
+  for (; j + 8 <= n; j += 8)
+    _mm256_storeu_ps(dst + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(src + j))));
+#endif
+  for (; j < n; j++) dst[j] = float(src[j]);
+}
+
+inline void float_to_half(const float* src, Half* dst, int64_t n) {
+  int64_t j = 0;
+#if defined(__AVX512F__)
+  for (; j + 16 <= n; j += 16)
+    _mm256_storeu_si256((__m256i*)(dst + j),
+                        _mm512_cvtps_ph(_mm512_loadu_ps(src + j), _MM_FROUND_TO_NEAREST_INT));
+#elif defined(__F16C__)
+  for (; j + 8 <= n; j += 8)
+    _mm_storeu_si128((__m128i*)(dst + j),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + j), _MM_FROUND_TO_NEAREST_INT));
+#endif
+  for (; j < n; j++) dst[j] = Half(src[j]);
+}
+
 // ---- loops ----------------------------------------------------------------------------
 
 template <typename Op, typename T>
@@ -99,6 +137,17 @@ void unary_loop(uintptr_t out, uintptr_t x, const Shape& shape, const Shape& so,
           if (m > limit)
             for (int64_t i = b; i < e; i++)
               if (Op::fixup(a[i])) o[i] = to_out<R>(Op::exact(C(a[i])));
+        }
+      } else if constexpr (std::is_same<T, Half>::value && std::is_same<R, Half>::value) {
+        float xa[kHalfBlock], xo[kHalfBlock];
+        for (int64_t b = 0; b < n; b += kHalfBlock) {
+          const int64_t len = std::min(kHalfBlock, n - b);
+          half_to_float(a + b, xa, len);
+          for (int64_t i = 0; i < len; i++) xo[i] = Op::apply(xa[i], p);
+          if constexpr (HasFixup<Op>::value)
+            for (int64_t i = 0; i < len; i++)
+              if (Op::fixup(xa[i])) xo[i] = Op::exact(xa[i]);
+          float_to_half(xo, o + b, len);
         }
       } else if constexpr (HasFixup<Op>::value) {  // 16-bit floats: element by element
         for (int64_t i = 0; i < n; i++) {
@@ -135,6 +184,24 @@ void binary_loop(uintptr_t out, uintptr_t a, uintptr_t b, const Shape& shape, co
     const T* x = a0 + off[1];
     const T* y = b0 + off[2];
     // the common layouts get loops the compiler can vectorize
+    if constexpr (std::is_same<T, Half>::value && std::is_same<R, Half>::value) {
+      if (io == 1 && ia == 1 && (ib == 1 || ib == 0)) {
+        float xa[kHalfBlock], xb[kHalfBlock], xo[kHalfBlock];
+        const float yv = float(y[0]);
+        for (int64_t b = 0; b < n; b += kHalfBlock) {
+          const int64_t len = std::min(kHalfBlock, n - b);
+          half_to_float(x + b, xa, len);
+          if (ib == 1) {
+            half_to_float(y + b, xb, len);
+            for (int64_t i = 0; i < len; i++) xo[i] = Op::apply(xa[i], xb[i], p);
+          } else {
+            for (int64_t i = 0; i < len; i++) xo[i] = Op::apply(xa[i], yv, p);
+          }
+          float_to_half(xo, o + b, len);
+        }
+        return;
+      }
+    }
     if (io == 1 && ia == 1 && ib == 1) {
       for (int64_t i = 0; i < n; i++) o[i] = to_out<R>(Op::apply(C(x[i]), C(y[i]), p));
     } else if (io == 1 && ia == 1 && ib == 0) {

@@ -3,8 +3,8 @@
 //
 // Float ops take float/double (and 16-bit floats computed in float); the Python layer has
 // already converted integer inputs of ops that promote them to float (exp, sin, ...).
-// float32 exp/log/sin/cos/tanh/sigmoid/erf/gelu/silu and float64 exp/log/tanh/sigmoid/silu
-// use the vectorizable versions of pointwise_vmath.h; the rest use libm.
+// float32 exp/log/sin/cos/tanh/sigmoid/erf/gelu/silu and float64 exp/log/tanh/erf/sigmoid/
+// gelu/silu use the vectorizable versions of pointwise_vmath.h; the rest use libm.
 #include "pointwise.h"
 #include "pointwise_vmath.h"
 
@@ -23,15 +23,6 @@ template <typename C> constexpr bool is_f32_f64 = is_f32<C> || std::is_same<C, d
       (void)p; return EXPR;                                                   \
     }                                                                         \
   };
-// Float ops with a vectorizable float32 version VEC and the libm version LIBM otherwise.
-#define FW_FLOAT_OP(NAME, VEC, LIBM)                                          \
-  struct NAME {                                                               \
-    template <typename T> using out_t = T;                                    \
-    template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {         \
-      if constexpr (is_f32<C>) return VEC(x); else return LIBM(x);            \
-    }                                                                         \
-  };
-
 // ---- arithmetic -------------------------------------------------------------------------
 FW_UNARY_OP(Neg, same_t, C(-x))
 FW_UNARY_OP(Abs, same_t, C(x < C(0) ? C(-x) : (x == C(0) ? C(0) : x)))
@@ -140,7 +131,12 @@ struct Sinc {
 };
 
 // ---- special functions ------------------------------------------------------------------
-FW_FLOAT_OP(Erf, vm::erf, std::erf)
+struct Erf {
+  template <typename T> using out_t = T;
+  template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
+    if constexpr (is_f32_f64<C>) return vm::erf(x); else return std::erf(x);
+  }
+};
 FW_UNARY_OP(Erfc, same_t, C(std::erfc(x)))
 
 struct Sigmoid {
@@ -264,7 +260,8 @@ struct Gelu {
   template <typename T> using out_t = T;
   template <typename C> static FW_PW_INLINE C apply(C x, const Params&) {
     C e;
-    if constexpr (is_f32<C>) e = vm::erf(x * C(M_SQRT1_2)); else e = std::erf(x * C(M_SQRT1_2));
+    if constexpr (is_f32_f64<C>) e = vm::erf(x * C(M_SQRT1_2));
+    else e = std::erf(x * C(M_SQRT1_2));
     return C(0.5) * x * (C(1) + e);
   }
 };

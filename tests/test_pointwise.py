@@ -270,6 +270,31 @@ def test_alpha_matches_torch(dt):
                          lambda: getattr(torch, name)(ta, 3, alpha=alpha))
 
 
+@needs_torch
+@pytest.mark.parametrize("dt", [fw.float16, fw.bfloat16], ids=str)
+def test_16bit_blocks_match_torch(dt):
+    """Long contiguous and strided 16-bit tensors (the vectorized conversion blocks)."""
+    rng = np.random.default_rng(3)
+    vals = rng.standard_normal(1500) * 4
+    vals[::97] = np.nan
+    vals[5::101] = np.inf
+    vals[7::103] = -np.inf
+    vals[9::89] = 70000.0  # overflows float16
+    vals[11::83] = 1e-6    # subnormal in float16
+    (fa, ta), (fb, tb) = pair(vals.tolist(), dt), pair(vals[::-1].tolist(), dt)
+    fc, tc = fa.contiguous(), ta.contiguous()
+    for x, t in ((fa, ta), (fc, tc)):
+        for name in ("exp", "sin", "cos", "tanh", "sigmoid", "neg", "abs", "sqrt", "floor"):
+            same_outcome(lambda: getattr(fw, name)(x), lambda: getattr(torch, name)(t))
+        # (PyTorch's gelu gives NaN at +-inf for bfloat16: leave the infinities out)
+        same_outcome(lambda: F.gelu(fw.where(fw.isinf(x), 0.0, x)),
+                     lambda: TF.gelu(torch.where(torch.isinf(t), 0.0, t)))
+        for name in ("add", "mul", "sub", "div", "maximum", "atan2", "eq"):
+            same_outcome(lambda: getattr(fw, name)(x, fb), lambda: getattr(torch, name)(t, tb))
+        same_outcome(lambda: x * 3, lambda: t * 3)
+        same_outcome(lambda: x + 0.1, lambda: t + 0.1)
+
+
 # ---- type promotion ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("a,b,want", [
@@ -471,7 +496,8 @@ def test_float32_ulp_accuracy(name, ref, lo, hi, max_ulp):
 
 @pytest.mark.parametrize("name,ref,lo,hi", [("exp", np.exp, -700, 700), ("log", np.log, -600, 600),
                                          ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), -30, 30),
-                                         ("tanh", np.tanh, -3, 3), ("tanh", np.tanh, -30, 30)])
+                                         ("tanh", np.tanh, -3, 3), ("tanh", np.tanh, -30, 30),
+                                         ("erf", np.vectorize(math.erf), -7, 7)])
 def test_float64_vectorized_accuracy(name, ref, lo, hi):
     rng = np.random.default_rng(2)
     x = rng.uniform(lo, hi, 100_000)

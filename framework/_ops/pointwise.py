@@ -8,6 +8,11 @@ below; the per-op part is only the kernel name and the promotion rule:
 - ``compare``: computed in the promoted dtype, result bool (eq, lt, isclose)
 - ``bool``:    result bool, computed in the input dtype (isnan, logical_not)
 - ``same``:    result is the input dtype (neg, abs, floor)
+
+Ops with extra arguments or rules of their own (div rounding modes, pow, clamp, where,
+lerp, isclose, ...) live in arith.py, the nn.functional activations in activation.py; both
+end in the three functions here. The CPU kernels are native/pointwise_{unary,binary,
+ternary}.cpp.
 """
 import builtins
 import warnings
