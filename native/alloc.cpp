@@ -1,12 +1,19 @@
 // Host memory for CPU tensors: 64-byte aligned buffers that expose the buffer protocol, so
 // NumPy arrays can share them (Tensor.numpy()). A plain CPython type rather than a pybind11
 // class: every CPU op allocates one, and this keeps that under 100 ns.
+//
+// Freed blocks of 1 MiB and more are kept in a small cache keyed by size (up to a total of
+// FRAMEWORK_CPU_CACHE_MB, default 256): a chain of ops on large tensors then reuses warm
+// pages instead of taking fresh page faults on every temporary, as a GPU caching allocator
+// does. Small blocks go straight back to malloc, which is fast for them.
 #include "common.h"
 #include "fastcall.h"
 
 #include <structmember.h>
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 #include <sys/mman.h>
 
@@ -20,8 +27,61 @@ struct HostBuffer {
   unsigned long long ptr;  // the address, readable from Python as .ptr
 };
 
+constexpr size_t kCacheMin = (size_t)1 << 20;
+
+struct BlockCache {
+  std::mutex mu;
+  std::multimap<size_t, void*> blocks;  // rounded size -> block
+  size_t bytes = 0;
+  size_t limit = 0;
+  uint64_t hits = 0, misses = 0;
+
+  BlockCache() {
+    const char* s = std::getenv("FRAMEWORK_CPU_CACHE_MB");
+    limit = (size_t)(s ? std::atoll(s) : 256) << 20;
+  }
+  void* take(size_t sz) {
+    std::lock_guard<std::mutex> g(mu);
+    auto it = blocks.find(sz);
+    if (it == blocks.end()) { misses++; return nullptr; }
+    void* p = it->second;
+    blocks.erase(it);
+    bytes -= sz;
+    hits++;
+    return p;
+  }
+  bool give(void* p, size_t sz) {
+    std::lock_guard<std::mutex> g(mu);
+    if (bytes + sz > limit) return false;
+    blocks.emplace(sz, p);
+    bytes += sz;
+    return true;
+  }
+  void clear() {
+    std::lock_guard<std::mutex> g(mu);
+    for (auto& kv : blocks) std::free(kv.second);
+    blocks.clear();
+    bytes = 0;
+  }
+};
+
+BlockCache& cache() {
+  static BlockCache* c = new BlockCache();  // leaked: blocks may be freed at exit in any order
+  return *c;
+}
+
+// Size actually allocated for a request: 64-byte multiple; cached sizes round to 64 KiB
+// so that tensors of nearly the same size share blocks.
+size_t block_size(int64_t n) {
+  size_t sz = ((size_t)(n > 0 ? n : 1) + 63) & ~(size_t)63;
+  if (sz >= kCacheMin) sz = (sz + 65535) & ~(size_t)65535;
+  return sz;
+}
+
 void hb_dealloc(PyObject* self) {
-  std::free(reinterpret_cast<HostBuffer*>(self)->data);
+  auto* b = reinterpret_cast<HostBuffer*>(self);
+  size_t sz = block_size(b->nbytes);
+  if (!(sz >= kCacheMin && cache().give(b->data, sz))) std::free(b->data);
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -49,13 +109,13 @@ PyTypeObject HostBufferType = [] {
   return t;
 }();
 
-// host_alloc(nbytes) -> HostBuffer (uninitialised)
-PyObject* host_alloc(const FastArgs& a) {
-  a.expect(1);
-  int64_t n = a.i(0);
-  if (n < 0) throw std::invalid_argument("host_alloc: negative size");
-  size_t sz = ((size_t)(n > 0 ? n : 1) + 63) & ~(size_t)63;
+// A new block from malloc (after emptying the cache if memory is short).
+void* fresh_block(size_t sz) {
   void* p = std::aligned_alloc(64, sz);
+  if (!p) {
+    cache().clear();
+    p = std::aligned_alloc(64, sz);
+  }
   if (!p) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
   // Like NumPy: big buffers on transparent huge pages take far fewer page faults and TLB
@@ -66,6 +126,17 @@ PyObject* host_alloc(const FastArgs& a) {
     if (end > start) madvise((void*)start, end - start, MADV_HUGEPAGE);
   }
 #endif
+  return p;
+}
+
+// host_alloc(nbytes) -> HostBuffer (uninitialised)
+PyObject* host_alloc(const FastArgs& a) {
+  a.expect(1);
+  int64_t n = a.i(0);
+  if (n < 0) throw std::invalid_argument("host_alloc: negative size");
+  const size_t sz = block_size(n);
+  void* p = sz >= kCacheMin ? cache().take(sz) : nullptr;
+  if (!p) p = fresh_block(sz);
   auto* b = PyObject_New(HostBuffer, &HostBufferType);
   if (!b) { std::free(p); throw py::error_already_set(); }
   b->data = p;
@@ -81,6 +152,14 @@ void register_alloc(py::module_& m) {
   Py_INCREF(&HostBufferType);
   m.attr("HostBuffer") = py::reinterpret_borrow<py::object>((PyObject*)&HostBufferType);
   def_fast_ret<host_alloc>(m, "host_alloc", "host_alloc(nbytes) -> HostBuffer");
+  m.def("host_cache_clear", [] { cache().clear(); }, "frees the cached host blocks");
+  m.def("host_cache_stats", [] {
+    auto& c = cache();
+    std::lock_guard<std::mutex> g(c.mu);
+    return py::dict(py::arg("cached_bytes") = c.bytes, py::arg("blocks") = c.blocks.size(),
+                    py::arg("hits") = c.hits, py::arg("misses") = c.misses,
+                    py::arg("limit") = c.limit);
+  }, "statistics of the host block cache");
 }
 
 }  // namespace fw

@@ -1,0 +1,44 @@
+"""CPU storage: alignment, the large-block cache, and memory lifetime with NumPy views."""
+import gc
+
+import numpy as np
+
+import framework as fw
+from framework import _C
+
+
+def test_alignment():
+    for n in (1, 3, 17, 1000, 300_000):
+        assert fw.empty(n, dtype=fw.uint8).data_ptr() % 64 == 0
+
+
+def test_large_blocks_are_reused():
+    _C.host_cache_clear()
+    before = _C.host_cache_stats()
+    a = fw.empty(1 << 20)          # 4 MiB: cached size class
+    ptr = a.data_ptr()
+    del a
+    gc.collect()
+    assert _C.host_cache_stats()["cached_bytes"] >= 4 << 20
+    b = fw.empty(1 << 20)
+    assert b.data_ptr() == ptr
+    assert _C.host_cache_stats()["hits"] == before["hits"] + 1
+    _C.host_cache_clear()
+    assert _C.host_cache_stats()["cached_bytes"] == 0
+
+
+def test_small_blocks_not_cached():
+    _C.host_cache_clear()
+    a = fw.empty(16)
+    del a
+    assert _C.host_cache_stats()["cached_bytes"] == 0
+
+
+def test_numpy_view_keeps_memory_alive():
+    t = fw.arange(1 << 20, dtype=fw.int32)
+    arr = t.numpy()
+    del t
+    gc.collect()
+    fw.empty(1 << 20, dtype=fw.int32).fill_(-1)   # would reuse the block if it were freed
+    np.testing.assert_array_equal(arr[:5], np.arange(5))
+    assert arr[-1] == (1 << 20) - 1
