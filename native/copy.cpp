@@ -91,16 +91,24 @@ namespace {
 // copy(dt_dst, dst, dst_strides, dt_src, src, src_strides, shape)
 void copy_fast(const FastArgs& a) {
   a.expect(7);
+  // parse every argument while holding the GIL, then release it for the copy
   Shape sd = a.shape(2), ss = a.shape(5), shape = a.shape(6);
+  const int dt_dst = (int)a.i(0), dt_src = (int)a.i(3);
+  const uintptr_t dst = a.ptr(1), src = a.ptr(4);
   NoGil nogil(shape_numel(shape) > (1 << 16));
-  copy((int)a.i(0), a.ptr(1), sd, (int)a.i(3), a.ptr(4), ss, shape);
+  copy(dt_dst, dst, sd, dt_src, src, ss, shape);
 }
 // fill(dt, dst, dst_strides, shape, float_value, int_value, is_float)
 void fill_fast(const FastArgs& a) {
   a.expect(7);
   Shape sd = a.shape(2), shape = a.shape(3);
+  const int dt = (int)a.i(0);
+  const uintptr_t dst = a.ptr(1);
+  const double fv = a.d(4);
+  const int64_t iv = a.i(5);
+  const bool is_float = a.b(6);
   NoGil nogil(shape_numel(shape) > (1 << 16));
-  fill((int)a.i(0), a.ptr(1), sd, shape, a.d(4), a.i(5), a.b(6));
+  fill(dt, dst, sd, shape, fv, iv, is_float);
 }
 }  // namespace
 

@@ -20,25 +20,35 @@ struct FastArgs {
   Py_ssize_t n;
   const char* fn;
 
+  // Reading Python objects needs the GIL: parse every argument before a NoGil section.
+  void gil() const {
+    if (!PyGILState_Check()) throw std::logic_error(std::string(fn) + ": argument read without the GIL");
+  }
   void expect(Py_ssize_t k) const {
     if (n != k)
       throw std::invalid_argument(std::string(fn) + ": expected " + std::to_string(k) +
                                   " arguments, got " + std::to_string(n));
   }
   int64_t i(Py_ssize_t k) const {
+    gil();
     int64_t v = PyLong_AsLongLong(a[k]);
     if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
     return v;
   }
   uintptr_t ptr(Py_ssize_t k) const { return (uintptr_t)i(k); }
   double d(Py_ssize_t k) const {
+    gil();
     double v = PyFloat_AsDouble(a[k]);
     if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
     return v;
   }
-  bool b(Py_ssize_t k) const { return PyObject_IsTrue(a[k]) == 1; }
+  bool b(Py_ssize_t k) const {
+    gil();
+    return PyObject_IsTrue(a[k]) == 1;
+  }
   // A tuple (or list) of ints, e.g. a shape or strides.
   Shape shape(Py_ssize_t k) const {
+    gil();
     PyObject* o = a[k];
     Shape s;
     if (PyTuple_Check(o)) {

@@ -47,8 +47,9 @@ void unary_fast(const FastArgs& a) {
   const int dt = dtype_arg(a, 1);
   const Shape s = a.shape(5), so = a.shape(6), sx = a.shape(7);
   const Params p{a.d(8), a.d(9), a.d(10)};
-  NoGil nogil(shape_numel(s) > kNoGilNumel);
-  k.fn(dt, a.ptr(3), a.ptr(4), s, so, sx, p);
+  const uintptr_t out = a.ptr(3), x = a.ptr(4);
+  NoGil nogil(shape_numel(s) > kNoGilNumel);  // no Python object may be read after this
+  k.fn(dt, out, x, s, so, sx, p);
 }
 
 // binary(code, dt, dt_out, out, a, b, shape, so, sa, sb, p0, p1, p2)
@@ -58,8 +59,9 @@ void binary_fast(const FastArgs& a) {
   const int dt = dtype_arg(a, 1);
   const Shape s = a.shape(6), so = a.shape(7), sa = a.shape(8), sb = a.shape(9);
   const Params p{a.d(10), a.d(11), a.d(12)};
+  const uintptr_t out = a.ptr(3), x = a.ptr(4), y = a.ptr(5);
   NoGil nogil(shape_numel(s) > kNoGilNumel);
-  k.fn(dt, a.ptr(3), a.ptr(4), a.ptr(5), s, so, sa, sb, p);
+  k.fn(dt, out, x, y, s, so, sa, sb, p);
 }
 
 // ternary(code, dt_a, dt, dt_out, out, a, b, c, shape, so, sa, sb, sc, p0)
@@ -70,8 +72,9 @@ void ternary_fast(const FastArgs& a) {
   const Shape s = a.shape(8), so = a.shape(9), sa = a.shape(10), sb = a.shape(11),
               sc = a.shape(12);
   const Params p{a.d(13), 0.0, 0.0};
+  const uintptr_t out = a.ptr(4), x = a.ptr(5), y = a.ptr(6), z = a.ptr(7);
   NoGil nogil(shape_numel(s) > kNoGilNumel);
-  k.fn(dt_a, dt, a.ptr(4), a.ptr(5), a.ptr(6), a.ptr(7), s, so, sa, sb, sc, p);
+  k.fn(dt_a, dt, out, x, y, z, s, so, sa, sb, sc, p);
 }
 
 }  // namespace

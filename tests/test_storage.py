@@ -42,3 +42,27 @@ def test_numpy_view_keeps_memory_alive():
     fw.empty(1 << 20, dtype=fw.int32).fill_(-1)   # would reuse the block if it were freed
     np.testing.assert_array_equal(arr[:5], np.arange(5))
     assert arr[-1] == (1 << 20) - 1
+
+
+def test_large_ops_release_the_gil_safely():
+    """Kernels above the GIL-release threshold, run from several Python threads at once."""
+    import threading
+    n = 300_000
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(5):
+                x = fw.full((n,), float(k))
+                y = (x + x) * 2 - x.clone()
+                z = fw.empty(n, dtype=fw.int64).fill_(k).copy_(y)
+                assert z[-1].item() == 3 * k and float(y.sum()) == 3.0 * k * n
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(1, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
