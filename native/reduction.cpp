@@ -210,18 +210,29 @@ struct MaxMin : Stepper<MaxMin<T, IsMax, Abs>, T, acc_t<T>> {
   }
   // Folds p[0 .. n rounded down to L) into s with L lanes; returns how many it took.
   template <int L>
+  // Plain max/min lanes, with NaNs noted in integer lanes of the same width (cheaper than
+  // a NaN-propagating select).
   int64_t lanes(C& s, const T* p, int64_t n) const {
+    using I = std::conditional_t<sizeof(C) == 8, int64_t,
+                                 std::conditional_t<sizeof(C) == 4, int32_t, uint8_t>>;
     C m[L];
-    for (int j = 0; j < L; j++) m[j] = s;
+    I nan[L];
+    for (int j = 0; j < L; j++) { m[j] = s; nan[j] = 0; }
     int64_t i = 0;
     for (; i + L <= n; i += L)
       for (int j = 0; j < L; j++) {
         C v = val(p[i + j]);
-        m[j] = better(v, m[j]) ? v : m[j];
+        m[j] = (IsMax ? v > m[j] : v < m[j]) ? v : m[j];
+        nan[j] |= I(is_nan(v));
       }
+    I any = 0;
+    for (int j = 0; j < L; j++) any |= nan[j];
     for (int w = L / 2; w > 0; w /= 2)
       for (int j = 0; j < w; j++) m[j] = better(m[j + w], m[j]) ? m[j + w] : m[j];
     s = m[0];
+    if constexpr (std::is_floating_point<C>::value) {
+      if (any) s = std::numeric_limits<C>::quiet_NaN();
+    }
     return i;
   }
 };
@@ -423,10 +434,19 @@ struct Engine {
   void go(const W& write) const {
     if (g.onum == 0) return;
     const int64_t nt = num_threads(), onum = g.onum, rnum = g.rnum;
+    const bool cols = g.outer.inner_stride(0) == 1 && g.outer.inner() >= 4;
+    int64_t nch = 0;
     if (onum < 4 * nt && rnum >= 2 * GRAIN) {
-      // few outputs, long reductions: split the reduced range; a fixed number of chunks
-      // keeps the result independent of the thread count
-      const int64_t nch = std::min<int64_t>(64, rnum / GRAIN);
+      // few outputs, long reductions: split the reduced range
+      nch = std::min<int64_t>(64, rnum / GRAIN);
+    } else if (cols && onum <= 16384 && rnum >= 64 && onum * rnum >= 8 * GRAIN) {
+      // columns of a matrix: each thread sums whole rows of its share of the rows (long
+      // contiguous reads) into partial columns, rather than a share of every row
+      nch = std::min<int64_t>({64, onum * rnum / (4 * GRAIN), rnum / 16});
+    }
+    if (nch > 1) {
+      // the number of chunks depends on the sizes only, so results do not depend on the
+      // thread count
       const int64_t csz = (rnum + nch - 1) / nch;
       States<S> part(nch * onum, op.init());
       parallel_for(0, nch, 1, [&](int64_t b, int64_t e) {
