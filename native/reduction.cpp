@@ -264,7 +264,7 @@ struct ArgOp : Stepper<ArgOp<T, IsMax>, T, ValIdx<acc_t<T>>> {
   // one); the first index of the best value is searched once, in the block that has it.
   S run(S s, const T* p, int64_t n, int64_t st, int64_t i0, double c) const {
     if (st != 1 || n < 64) return Stepper<ArgOp, T, S>::run(s, p, n, st, i0, c);
-    constexpr int64_t B = 2048;
+    constexpr int64_t B = 8192;
     const MaxMin<T, IsMax> best_of;
     C bv = C(0);
     int64_t bb = -1;  // start of the block holding bv
@@ -289,12 +289,17 @@ struct ArgOp : Stepper<ArgOp<T, IsMax>, T, ValIdx<acc_t<T>>> {
   template <typename P>
   static int64_t find(const T* q, int64_t m, const P& pred) {
     using I = std::conditional_t<sizeof(C) == 8, int64_t, int32_t>;
-    I first = I(m);
-    for (I j = 0; j < I(m); j++) {
-      const I cand = pred(C(q[j])) ? j : I(m);
-      first = cand < first ? cand : first;
+    constexpr I K = 512;  // searched K at a time, stopping at the first hit
+    for (I b = 0; b < I(m); b += K) {
+      const I e = std::min<I>(I(m), b + K);
+      I first = e;
+      for (I j = b; j < e; j++) {
+        const I cand = pred(C(q[j])) ? j : e;
+        first = cand < first ? cand : first;
+      }
+      if (first < e) return first;
     }
-    return first;
+    return m - 1;
   }
 };
 
