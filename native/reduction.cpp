@@ -193,8 +193,10 @@ struct MaxMin : Stepper<MaxMin<T, IsMax, Abs>, T, acc_t<T>> {
   C run(C s, const T* p, int64_t n, int64_t st, int64_t, double) const {
     int64_t i = 0;
     if (st == 1) {
-      constexpr int L = 256 / sizeof(C);  // four 512-bit registers of lanes
-      if (n >= 2 * L) i = lanes<L>(s, p, n);
+      // four 512-bit registers of lanes for long runs, two for short ones (less set-up)
+      constexpr int L = 256 / sizeof(C);
+      if (n >= 32 * L) i = lanes<L>(s, p, n);
+      else if (n >= L) i = lanes<L / 2>(s, p, n);
     }
     // the rest without data-dependent branches: plain max/min, NaNs noted on the side
     bool nan = false;
@@ -210,29 +212,25 @@ struct MaxMin : Stepper<MaxMin<T, IsMax, Abs>, T, acc_t<T>> {
   }
   // Folds p[0 .. n rounded down to L) into s with L lanes; returns how many it took.
   template <int L>
-  // Plain max/min lanes, with NaNs noted in integer lanes of the same width (cheaper than
-  // a NaN-propagating select).
+  // Plain max/min lanes (vmaxps-style selects), with NaNs kept aside by a second select
+  // (cheaper than a NaN-propagating select).
   int64_t lanes(C& s, const T* p, int64_t n) const {
-    using I = std::conditional_t<sizeof(C) == 8, int64_t,
-                                 std::conditional_t<sizeof(C) == 4, int32_t, uint8_t>>;
-    C m[L];
-    I nan[L];
-    for (int j = 0; j < L; j++) { m[j] = s; nan[j] = 0; }
+    C m[L], nan[L];
+    for (int j = 0; j < L; j++) { m[j] = s; nan[j] = C(0); }
     int64_t i = 0;
     for (; i + L <= n; i += L)
       for (int j = 0; j < L; j++) {
         C v = val(p[i + j]);
         m[j] = (IsMax ? v > m[j] : v < m[j]) ? v : m[j];
-        nan[j] |= I(is_nan(v));
+        if constexpr (std::is_floating_point<C>::value) nan[j] = is_nan(v) ? v : nan[j];
       }
-    I any = 0;
-    for (int j = 0; j < L; j++) any |= nan[j];
     for (int w = L / 2; w > 0; w /= 2)
-      for (int j = 0; j < w; j++) m[j] = better(m[j + w], m[j]) ? m[j + w] : m[j];
-    s = m[0];
-    if constexpr (std::is_floating_point<C>::value) {
-      if (any) s = std::numeric_limits<C>::quiet_NaN();
-    }
+      for (int j = 0; j < w; j++) {
+        m[j] = better(m[j + w], m[j]) ? m[j + w] : m[j];
+        if constexpr (std::is_floating_point<C>::value)
+          nan[j] = is_nan(nan[j + w]) ? nan[j + w] : nan[j];
+      }
+    s = is_nan(nan[0]) ? nan[0] : m[0];
     return i;
   }
 };
