@@ -18,3 +18,11 @@ def _structseq(name, fields):
 max = _structseq("max", ("values", "indices"))  # noqa: A001
 min = _structseq("min", ("values", "indices"))  # noqa: A001
 aminmax = _structseq("aminmax", ("min", "max"))
+sort = _structseq("sort", ("values", "indices"))
+topk = _structseq("topk", ("values", "indices"))
+kthvalue = _structseq("kthvalue", ("values", "indices"))
+median = _structseq("median", ("values", "indices"))
+nanmedian = _structseq("nanmedian", ("values", "indices"))
+mode = _structseq("mode", ("values", "indices"))
+cummax = _structseq("cummax", ("values", "indices"))
+cummin = _structseq("cummin", ("values", "indices"))

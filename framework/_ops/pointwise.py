@@ -104,6 +104,8 @@ def scalar_tensor(value, dtype, device):
     """A cached 0-d tensor holding a Python number (read-only by convention)."""
     key = (value.__class__, value, dtype, device)
     t = _scalars.get(key)
+    if t is not None and t._storage.version:  # written to by someone: don't trust it
+        t = None
     if t is None:
         t = alloc.empty((), dtype, device)
         alloc.backend(device).copy.fill(t, value)
@@ -236,11 +238,27 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
         a = as_operand(a, cdt, device)
     if not tb or b.dtype is not cdt or b._storage.device is not device:
         b = as_operand(b, cdt, device)
-    shape = a._shape if a._shape == b._shape else broadcast_shapes(a._shape, b._shape)
+    sa, sb = a._shape, b._shape
+    if sa == sb:
+        shape, st_a, st_b = sa, a._stride, b._stride
+    elif not sb:  # tensor op scalar: the most common broadcast
+        shape, st_a, st_b = sa, a._stride, _zeros(len(sa))
+    elif not sa:
+        shape, st_a, st_b = sb, _zeros(len(sb)), b._stride
+    else:
+        shape = broadcast_shapes(sa, sb)
+        st_a, st_b = expand_strides(a, shape), expand_strides(b, shape)
     res, target = _output(op, out, shape, rdt, device, out is not None and out is a)
-    alloc.backend(device).pointwise.binary(kernel, res, a, expand_strides(a, shape), b,
-                                           expand_strides(b, shape), p0, p1, p2)
+    alloc.backend(device).pointwise.binary(kernel, res, a, st_a, b, st_b, p0, p1, p2)
     return _finish(res, target)
+
+
+_ZEROS = [(0,) * n for n in range(65)]
+
+
+def _zeros(n):
+    """Strides of a 0-d operand broadcast to ``n`` dims."""
+    return _ZEROS[n] if n < 65 else (0,) * n
 
 
 def ternary(op, kernel, a, b, c, out, dtypes, p0=0.0):
@@ -291,27 +309,42 @@ def make_binary(op, kernel, promote):
 # ---- ops with extra arguments ----------------------------------------------------------
 
 def _check_alpha(a, b, alpha):
-    if isinstance(alpha, builtins.float) and result_dtype((a, b)).category < 2:
+    if alpha.__class__ is builtins.int and alpha == 1:
+        return
+    dt = result_dtype((a, b))
+    if isinstance(alpha, builtins.float) and dt.category < 2:
         raise RuntimeError("For integral input tensors, argument alpha must not be a "
                            "floating point number.")
+    if isinstance(alpha, builtins.bool) and dt is not _bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
 
 
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with broadcasting and type promotion."""
-    if alpha != 1:
-        _check_alpha(input, other, alpha)
+    _check_alpha(input, other, alpha)
     return binary("add", "add", input, other, out, "default", alpha)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
+    _check_sub_bool(input, other)
+    _check_alpha(input, other, alpha)
+    return binary("sub", "sub", input, other, out, "default", alpha)
+
+
+def subtract(input, other, *, alpha=1, out=None):
+    """Alias of :func:`sub`."""
+    return sub(input, other, alpha=alpha, out=out)
+
+
+def _check_sub_bool(input, other):
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
     if _is_bool(input) or _is_bool(other):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    if alpha != 1:
-        _check_alpha(input, other, alpha)
-    return binary("sub", "sub", input, other, out, "default", alpha)
 
 
 def _is_bool(x):
@@ -320,14 +353,17 @@ def _is_bool(x):
 
 def rsub(input, other, *, alpha=1, out=None):
     """other - alpha * input."""
-    return sub(other, input, alpha=alpha, out=out) if isinstance(other, _T) else \
-        binary("rsub", "sub", other, input, out, "default", alpha)
+    if isinstance(other, _T):
+        return sub(other, input, alpha=alpha, out=out)
+    _check_sub_bool(input, other)
+    _check_alpha(input, other, alpha)
+    return binary("rsub", "sub", other, input, out, "default", alpha)
 
 
 def reverse(name, tensor, scalar):
     """``scalar <op> tensor`` for the reflected Python operators (``2 / t``, ``2 ** t``)."""
     from . import dispatcher
     fn = dispatcher.function(name)
-    if not isinstance(scalar, _T):
+    if name == "matmul" and not isinstance(scalar, _T):
         scalar = scalar_tensor(scalar, result_dtype((tensor, scalar)), tensor._storage.device)
     return fn(scalar, tensor)

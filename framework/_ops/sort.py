@@ -10,7 +10,8 @@ import builtins
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from . import alloc, sort_types
+from .. import return_types
+from . import alloc
 from .pointwise import check_out, convert, result_dtype, type_name
 from .views import clone, contiguous, movedim, reshape
 
@@ -94,7 +95,7 @@ def sort(input, dim=-1, descending=False, *, stable=False, out=None):
         alloc.backend(input._storage.device).sort.sort_rows(
             _outer(input, d), _dim_size(input, d), builtins.bool(descending), input,
             _layout(input, d), values, _layout(values, d), indices, _layout(indices, d))
-    return _finish("sort", sort_types.sort(values, indices), out)
+    return _finish("sort", return_types.sort(values, indices), out)
 
 
 def argsort(input, dim=-1, descending=False, *, stable=False):
@@ -124,7 +125,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
             _outer(input, d), n, k if input._shape else 1, builtins.bool(largest),
             builtins.bool(sorted), input,
             _layout(input, d), values, _layout(values, d), indices, _layout(indices, d))
-    return _finish("topk", sort_types.topk(values, indices), out)
+    return _finish("topk", return_types.topk(values, indices), out)
 
 
 def _select(op, input, d, keepdim, k, mode, rtype):
@@ -146,7 +147,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     if not 1 <= k <= _dim_size(input, d):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _finish("kthvalue", _select("kthvalue", input, d, keepdim, k - 1, 0,
-                                       sort_types.kthvalue), out)
+                                       return_types.kthvalue), out)
 
 
 def _median(op, input, dim, keepdim, out, mode, rtype):
@@ -171,12 +172,12 @@ def _median(op, input, dim, keepdim, out, mode, rtype):
 def median(input, dim=None, keepdim=False, *, out=None):
     """The lower median of all elements, or along ``dim`` as (values, indices). A row with a
     NaN has median NaN (at the NaN's index)."""
-    return _median("median", input, dim, keepdim, out, 1, sort_types.median)
+    return _median("median", input, dim, keepdim, out, 1, return_types.median)
 
 
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     """Like :func:`median`, ignoring NaN values."""
-    return _median("nanmedian", input, dim, keepdim, out, 2, sort_types.nanmedian)
+    return _median("nanmedian", input, dim, keepdim, out, 2, return_types.nanmedian)
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
@@ -191,7 +192,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
         alloc.backend(input._storage.device).sort.mode_rows(
             _outer(input, d), _dim_size(input, d), input, _layout(input, d), values,
             _reduced_layout(values, d, keepdim), indices, _reduced_layout(indices, d, keepdim))
-    return _finish("mode", sort_types.mode(values, indices), out)
+    return _finish("mode", return_types.mode(values, indices), out)
 
 
 # ---- scans --------------------------------------------------------------------------------
@@ -250,12 +251,12 @@ def _cum_ext(op, is_max, input, dim, out, rtype):
 
 def cummax(input, dim, *, out=None):
     """Running maximum along ``dim`` and the index where it was reached (NaN propagates)."""
-    return _cum_ext("cummax", True, input, dim, out, sort_types.cummax)
+    return _cum_ext("cummax", True, input, dim, out, return_types.cummax)
 
 
 def cummin(input, dim, *, out=None):
     """Running minimum along ``dim`` and the index where it was reached (NaN propagates)."""
-    return _cum_ext("cummin", False, input, dim, out, sort_types.cummin)
+    return _cum_ext("cummin", False, input, dim, out, return_types.cummin)
 
 
 # ---- unique -------------------------------------------------------------------------------

@@ -1,2 +1,2 @@
-"""Neural network building blocks (PyTorch's ``torch.nn``)."""
+"""Neural network building blocks (PyTorch's ``torch.nn``); modules arrive with the nn issue."""
 from . import functional  # noqa: F401
