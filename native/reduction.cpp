@@ -193,8 +193,10 @@ struct MaxMin : Stepper<MaxMin<T, IsMax, Abs>, T, acc_t<T>> {
   C run(C s, const T* p, int64_t n, int64_t st, int64_t, double) const {
     int64_t i = 0;
     if (st == 1) {
-      constexpr int L = 256 / sizeof(C);  // four 512-bit registers of lanes
-      if (n >= 2 * L) i = lanes<L>(s, p, n);
+      // four 512-bit registers of lanes for long runs, two for short ones (less set-up)
+      constexpr int L = 256 / sizeof(C);
+      if (n >= 32 * L) i = lanes<L>(s, p, n);
+      else if (n >= L) i = lanes<L / 2>(s, p, n);
     }
     // the rest without data-dependent branches: plain max/min, NaNs noted on the side
     bool nan = false;
@@ -210,18 +212,25 @@ struct MaxMin : Stepper<MaxMin<T, IsMax, Abs>, T, acc_t<T>> {
   }
   // Folds p[0 .. n rounded down to L) into s with L lanes; returns how many it took.
   template <int L>
+  // Plain max/min lanes (vmaxps-style selects), with NaNs kept aside by a second select
+  // (cheaper than a NaN-propagating select).
   int64_t lanes(C& s, const T* p, int64_t n) const {
-    C m[L];
-    for (int j = 0; j < L; j++) m[j] = s;
+    C m[L], nan[L];
+    for (int j = 0; j < L; j++) { m[j] = s; nan[j] = C(0); }
     int64_t i = 0;
     for (; i + L <= n; i += L)
       for (int j = 0; j < L; j++) {
         C v = val(p[i + j]);
-        m[j] = better(v, m[j]) ? v : m[j];
+        m[j] = (IsMax ? v > m[j] : v < m[j]) ? v : m[j];
+        if constexpr (std::is_floating_point<C>::value) nan[j] = is_nan(v) ? v : nan[j];
       }
     for (int w = L / 2; w > 0; w /= 2)
-      for (int j = 0; j < w; j++) m[j] = better(m[j + w], m[j]) ? m[j + w] : m[j];
-    s = m[0];
+      for (int j = 0; j < w; j++) {
+        m[j] = better(m[j + w], m[j]) ? m[j + w] : m[j];
+        if constexpr (std::is_floating_point<C>::value)
+          nan[j] = is_nan(nan[j + w]) ? nan[j + w] : nan[j];
+      }
+    s = is_nan(nan[0]) ? nan[0] : m[0];
     return i;
   }
 };
@@ -253,7 +262,7 @@ struct ArgOp : Stepper<ArgOp<T, IsMax>, T, ValIdx<acc_t<T>>> {
   // one); the first index of the best value is searched once, in the block that has it.
   S run(S s, const T* p, int64_t n, int64_t st, int64_t i0, double c) const {
     if (st != 1 || n < 64) return Stepper<ArgOp, T, S>::run(s, p, n, st, i0, c);
-    constexpr int64_t B = 2048;
+    constexpr int64_t B = 8192;
     const MaxMin<T, IsMax> best_of;
     C bv = C(0);
     int64_t bb = -1;  // start of the block holding bv
@@ -278,12 +287,17 @@ struct ArgOp : Stepper<ArgOp<T, IsMax>, T, ValIdx<acc_t<T>>> {
   template <typename P>
   static int64_t find(const T* q, int64_t m, const P& pred) {
     using I = std::conditional_t<sizeof(C) == 8, int64_t, int32_t>;
-    I first = I(m);
-    for (I j = 0; j < I(m); j++) {
-      const I cand = pred(C(q[j])) ? j : I(m);
-      first = cand < first ? cand : first;
+    constexpr I K = 512;  // searched K at a time, stopping at the first hit
+    for (I b = 0; b < I(m); b += K) {
+      const I e = std::min<I>(I(m), b + K);
+      I first = e;
+      for (I j = b; j < e; j++) {
+        const I cand = pred(C(q[j])) ? j : e;
+        first = cand < first ? cand : first;
+      }
+      if (first < e) return first;
     }
-    return first;
+    return m - 1;
   }
 };
 
@@ -423,10 +437,19 @@ struct Engine {
   void go(const W& write) const {
     if (g.onum == 0) return;
     const int64_t nt = num_threads(), onum = g.onum, rnum = g.rnum;
+    const bool cols = g.outer.inner_stride(0) == 1 && g.outer.inner() >= 4;
+    int64_t nch = 0;
     if (onum < 4 * nt && rnum >= 2 * GRAIN) {
-      // few outputs, long reductions: split the reduced range; a fixed number of chunks
-      // keeps the result independent of the thread count
-      const int64_t nch = std::min<int64_t>(64, rnum / GRAIN);
+      // few outputs, long reductions: split the reduced range
+      nch = std::min<int64_t>(64, rnum / GRAIN);
+    } else if (cols && onum <= 16384 && rnum >= 64 && onum * rnum >= 8 * GRAIN) {
+      // columns of a matrix: each thread sums whole rows of its share of the rows (long
+      // contiguous reads) into partial columns, rather than a share of every row
+      nch = std::min<int64_t>({64, onum * rnum / (4 * GRAIN), rnum / 16});
+    }
+    if (nch > 1) {
+      // the number of chunks depends on the sizes only, so results do not depend on the
+      // thread count
       const int64_t csz = (rnum + nch - 1) / nch;
       States<S> part(nch * onum, op.init());
       parallel_for(0, nch, 1, [&](int64_t b, int64_t e) {

@@ -331,3 +331,27 @@ def test_torch_parity_large(shape, layout, op, dim):
     assert got.dtype is (fw.int64 if op == "count_nonzero" else fw.float32)
     assert_close(got, ref.numpy(), dtype=fw.float32)
     both(ONE_DIM_OPS["argmax"], x, dim, False)
+
+
+@pytest.mark.parametrize("n", [7, 100, 1000, 5000, 70001])
+@pytest.mark.parametrize("dtype", [fw.float16, fw.float32, fw.float64], ids=str)
+def test_nan_and_inf_in_long_runs(n, dtype):
+    # NaNs and infinities reach the vector lanes, the block search of argmax and the split
+    # of long reductions, not only the scalar tails
+    rng = np.random.default_rng(n)
+    for first, second in ((0, n - 1), (n // 3, n // 2), (n - 1, n - 1)):
+        a = rng.standard_normal((3, n))
+        a[1, first] = a[1, second] = np.nan
+        a[2, second] = np.inf
+        a[0, first] = -np.inf
+        x = fw.tensor(a, dtype=dtype)
+        for op in ("amax", "amin", "sum", "nansum"):
+            both(OPS[op], x, 1, False)
+            both(OPS[op], x, None, False)
+        for op in ("max", "min", "argmax", "argmin"):
+            both(ONE_DIM_OPS[op], x, 1, False)
+            both(ONE_DIM_OPS[op], x, None, False)
+        flat = x.reshape(-1)
+        assert flat.argmax().item() == n + first and flat.argmin().item() == n + first
+        assert np.isnan(flat.amax().item()) and np.isnan(fw.amin(x[1]).item())
+        assert x[2].argmax().item() == second and x[0].argmin().item() == first

@@ -243,7 +243,10 @@ def _max_min(op, input, dim, keepdim, out):
     if isinstance(dim, _T):                     # max(a, b): elementwise
         if op == "max":
             return binary("max", "maximum", x, dim, out, "default")
-        return binary("min", "minimum", x, dim, out, "default")
+        from . import dispatcher
+        if "minimum" not in dispatcher.ops():
+            raise NotImplementedError("min(input, other): the minimum op is not available yet")
+        return dispatcher.function("minimum")(x, dim, out=out)
     if dim is None:
         if x.numel() == 0:
             _nonempty(op, x, None, False)

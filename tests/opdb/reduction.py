@@ -181,9 +181,10 @@ def max_full_case(fn_name, np_fn):
                 out.append((getattr(fw, fn_name)(x), np.asarray(np_fn(a))))
         a = np.array([1.0, np.nan, 3.0])
         out.append((getattr(fw, fn_name)(fw.tensor(a, device=device)), np.array(np.nan)))
-        if fn_name == "max":  # max(a, b) is maximum(a, b)
-            b = fw.tensor([2.0, 0.0, 4.0], device=device)
-            out.append((fw.max(fw.tensor(a, device=device), b), np.array([2.0, np.nan, 4.0])))
+        # max(a, b) / min(a, b) are maximum / minimum
+        b = fw.tensor([2.0, 0.0, 4.0], device=device)
+        pair = np.array([2.0, np.nan, 4.0]) if fn_name == "max" else np.array([1.0, np.nan, 3.0])
+        out.append((getattr(fw, fn_name)(fw.tensor(a, device=device), b), pair))
         return out
     return fn
 
