@@ -5,33 +5,17 @@ Speed is reported, never asserted.
     python bench/bench_sort.py [--repeat N] [--threads N]
 """
 import argparse
-import statistics
 import time
 
 import numpy as np
 
 import framework as fw
+from _timing import median_time
 
 try:
     import torch
 except ImportError:  # torch is an optional reference
     torch = None
-
-
-def median_time(fn, repeat, min_time=0.3):
-    """Median seconds per call over ``repeat`` samples, each long enough to time reliably."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-7)
-    inner = max(1, int(min_time / repeat / one))
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - t0) / inner)
-    return statistics.median(samples)
 
 
 def _np_topk(a, k):

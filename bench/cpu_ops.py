@@ -6,33 +6,16 @@ Prints the median time of each and the ratios numpy/framework and torch/framewor
     python bench/cpu_ops.py [--repeat N] [--markdown]
 """
 import argparse
-import statistics
-import time
 
 import numpy as np
 
 import framework as fw
+from _timing import median_time
 
 try:
     import torch
 except ImportError:  # torch is an optional reference
     torch = None
-
-
-def median_time(fn, repeat, min_time=0.2):
-    """Median seconds per call over `repeat` samples, each long enough to time reliably."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-7)
-    inner = max(1, int(min_time / repeat / one))
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - t0) / inner)
-    return statistics.median(samples)
 
 
 def cases():

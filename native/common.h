@@ -131,6 +131,20 @@ struct NotImplemented : std::runtime_error {
     FW_CASE(5, int64_t, __VA_ARGS__)                                        \
     default: ::fw::not_implemented(name, dt);                               \
   }
+// Every dtype but bool.
+#define FW_DISPATCH_NUMERIC(dt, name, ...)                                  \
+  switch (dt) {                                                             \
+    FW_CASE(1, uint8_t, __VA_ARGS__)                                        \
+    FW_CASE(2, int8_t, __VA_ARGS__)                                         \
+    FW_CASE(3, int16_t, __VA_ARGS__)                                        \
+    FW_CASE(4, int32_t, __VA_ARGS__)                                        \
+    FW_CASE(5, int64_t, __VA_ARGS__)                                        \
+    FW_CASE(6, ::fw::Half, __VA_ARGS__)                                     \
+    FW_CASE(7, ::fw::BFloat16, __VA_ARGS__)                                 \
+    FW_CASE(8, float, __VA_ARGS__)                                          \
+    FW_CASE(9, double, __VA_ARGS__)                                         \
+    default: ::fw::not_implemented(name, dt);                               \
+  }
 #define FW_DISPATCH_ALL(dt, name, ...)                                      \
   switch (dt) {                                                             \
     FW_CASE(0, bool, __VA_ARGS__)                                           \

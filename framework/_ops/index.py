@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, views
+from .indexing import slice_params
 from .pointwise import broadcast_shapes, expand_strides, type_name
 
 _int64 = _dtype.int64
@@ -125,15 +126,10 @@ def _prepare(t, index, kinds=None):
         elif isinstance(i, slice):
             if d >= t.dim():
                 raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
-            size = t._shape[d]
-            step = 1 if i.step is None else builtins.int(i.step)
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            start, stop, _ = slice(i.start, i.stop, 1).indices(size)
-            n = builtins.max(0, (stop - start + step - 1) // step)
-            off += start * t._stride[d] if n else 0
+            start, n, st = slice_params(i, t._shape[d], t._stride[d])
+            off += start
             shape.append(n)
-            stride.append(t._stride[d] * step)
+            stride.append(st)
             d += 1
         elif isinstance(i, Tensor):
             if i.dtype in _mask_dtypes:

@@ -67,6 +67,17 @@ def _is_basic(index):
     return isinstance(index, _basic_types) and not isinstance(index, builtins.bool)
 
 
+def slice_params(sl, size, stride):
+    """(element offset, length, stride) of slicing a dim of ``size`` and ``stride``; steps
+    must be positive, as in PyTorch."""
+    step = 1 if sl.step is None else builtins.int(sl.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    start, stop, _ = slice(sl.start, sl.stop, 1).indices(size)
+    n = builtins.max(0, (stop - start + step - 1) // step)
+    return (start * stride if n else 0), n, stride * step
+
+
 def basic_view(t, index):
     """The view selected by a tuple of ints, slices, None and Ellipsis."""
     index = _expand_index(t, index)
@@ -78,15 +89,10 @@ def basic_view(t, index):
             stride.append(1)  # any stride is valid for a size-1 dim
             continue
         if isinstance(i, slice):
-            size = t._shape[d]
-            step = 1 if i.step is None else builtins.int(i.step)
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            start, stop, _ = slice(i.start, i.stop, 1).indices(size)
-            n = builtins.max(0, (stop - start + step - 1) // step)
-            off += start * t._stride[d] if n else 0
+            start, n, st = slice_params(i, t._shape[d], t._stride[d])
+            off += start
             shape.append(n)
-            stride.append(t._stride[d] * step)
+            stride.append(st)
             d += 1
             continue
         size = t._shape[d]
