@@ -5,7 +5,6 @@ Speed is reported, never asserted.
     python bench/bench_sort.py [--repeat N] [--threads N]
 """
 import argparse
-import time
 
 import numpy as np
 
