@@ -46,4 +46,8 @@ ext = Pybind11Extension(
     cxx_std=17,
 )
 
-setup(ext_modules=[ext], cmdclass={"build_ext": build_ext})
+# One object folder for every build (pip's editable install and `make build`), so a
+# rebuild only recompiles what changed.
+HERE = os.path.dirname(os.path.abspath(__file__))
+setup(ext_modules=[ext], cmdclass={"build_ext": build_ext},
+      options={"build_ext": {"build_temp": os.path.join(HERE, "build", "temp")}})
