@@ -28,7 +28,15 @@ def _size(args, op="empty"):
     return shape
 
 
-def _finish(t, requires_grad):
+def _finish(t, requires_grad, out=None):
+    """Applies requires_grad, or writes the result into ``out=`` (resized like PyTorch;
+    ``out``'s dtype and device win when the caller gave no dtype)."""
+    if out is not None:
+        from .pointwise import check_out
+        from .views import copy_
+        target = check_out("out", out, t._shape, out.dtype, False)
+        copy_(target, t)
+        return target
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -157,6 +165,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, out=None):
     """An uninitialised tensor of the given size."""
     shape = _size(size)
+    if out is not None:
+        from .views import resize_
+        return resize_(out, shape)
     t = alloc.empty(shape, alloc.resolve_dtype(dtype), alloc.resolve_device(device))
     return _finish(t, requires_grad)
 
@@ -182,19 +193,26 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     t = alloc.empty(_size((size,) if isinstance(size, int) else size),
                     alloc.resolve_dtype(dtype), alloc.resolve_device(device))
     alloc.backend(t._storage.device).copy.fill(t, fill_value)
-    return _finish(t, requires_grad)
+    return _finish(t, requires_grad, out)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of zeros."""
-    return full(_size(size), 0, dtype=alloc.resolve_dtype(dtype), device=device,
-                requires_grad=requires_grad)
+    return full(_size(size), 0, dtype=_out_dtype(dtype, out), device=device,
+                requires_grad=requires_grad, out=out)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of ones."""
-    return full(_size(size), 1, dtype=alloc.resolve_dtype(dtype), device=device,
-                requires_grad=requires_grad)
+    return full(_size(size), 1, dtype=_out_dtype(dtype, out), device=device,
+                requires_grad=requires_grad, out=out)
+
+
+def _out_dtype(dtype, out):
+    """The dtype of a factory call: the given one, else that of ``out=``, else None."""
+    if dtype is not None or out is None:
+        return dtype
+    return out.dtype
 
 
 def _like(input, dtype, device):
@@ -260,7 +278,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    dt = _range_dtype((start, end, step), dtype)
+    dt = _range_dtype((start, end, step), _out_dtype(dtype, out))
     start, end, step = vals
     if step == 0:
         raise RuntimeError("step must be nonzero")
@@ -272,7 +290,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         arr = start + np.arange(n, dtype=np.float64) * step
     else:
         arr = start + np.arange(n, dtype=np.int64) * step
-    return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad)
+    return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad, out)
 
 
 def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -290,7 +308,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     start, end = [v.item() if isinstance(v, Tensor) else v for v in (start, end)]
-    dt = alloc.resolve_dtype(dtype)
+    dt = alloc.resolve_dtype(_out_dtype(dtype, out))
     arr = np.linspace(start, end, steps, dtype=np.float64)
     if steps > 1:  # PyTorch fills the second half backwards from `end` for symmetry
         step = (end - start) / (steps - 1)
@@ -299,7 +317,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
         arr = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx))
     if not dt.is_floating_point:
         arr = np.trunc(arr)
-    return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad)
+    return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad, out)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False,
@@ -307,8 +325,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     """``base ** linspace(start, end, steps)``."""
     lin = linspace(start, end, steps, dtype=_dtype.float64)._host_array()
     arr = np.power(float(base), lin)
-    return _finish(_from_array(arr, alloc.resolve_dtype(dtype), alloc.resolve_device(device)),
-                   requires_grad)
+    return _finish(_from_array(arr, alloc.resolve_dtype(_out_dtype(dtype, out)),
+                               alloc.resolve_device(device)), requires_grad, out)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
@@ -317,12 +335,12 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
         raise RuntimeError(f"n must be greater or equal to 0, got {n}" if n < 0 else
                            f"m must be greater or equal to 0, got {m}")
     m = n if m is None else m
-    t = zeros(n, m, dtype=dtype, device=device)
+    t = zeros(n, m, dtype=_out_dtype(dtype, out), device=device)
     k = builtins.min(n, m)
     if k:
         from .views import diagonal
         diagonal(t).fill_(1)
-    return _finish(t, requires_grad)
+    return _finish(t, requires_grad, out)
 
 
 # ---- conversion -------------------------------------------------------------------------
