@@ -42,3 +42,9 @@ def test_factory_errors():
         fw.arange(0, 5, -1)
     with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
         fw.linspace(0, 1, -2)
+
+
+def test_default_dtypes():
+    assert fw.zeros(2).dtype is fw.float32 and fw.ones(2).dtype is fw.float32
+    assert fw.full((2,), 1).dtype is fw.int64 and fw.full((2,), 1.0).dtype is fw.float32
+    assert fw.full((2,), True).dtype is fw.bool and fw.eye(2).dtype is fw.float32

@@ -198,13 +198,13 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of zeros."""
-    return full(_size(size), 0, dtype=_out_dtype(dtype, out), device=device,
+    return full(_size(size), 0, dtype=alloc.resolve_dtype(_out_dtype(dtype, out)), device=device,
                 requires_grad=requires_grad, out=out)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of ones."""
-    return full(_size(size), 1, dtype=_out_dtype(dtype, out), device=device,
+    return full(_size(size), 1, dtype=alloc.resolve_dtype(_out_dtype(dtype, out)), device=device,
                 requires_grad=requires_grad, out=out)
 
 
