@@ -340,3 +340,19 @@ def test_pad_is_bound_in_nn_functional():
     import framework.nn.functional as F
     assert F.pad is fw.nn.functional.pad
     assert F.pad(fw.ones(2), (1, 0)).tolist() == [0.0, 1.0, 1.0]
+
+
+def test_flip_method_forms():
+    t = fw.arange(6).reshape(2, 3)
+    ref = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(t.flip(0, 1).numpy(), ref[::-1, ::-1])
+    np.testing.assert_array_equal(t.flip((1,)).numpy(), ref[:, ::-1])
+    np.testing.assert_array_equal(t.flip(dims=[0]).numpy(), ref[::-1])
+    with pytest.raises(TypeError):
+        t.flip(0, dims=[1])
+
+
+def test_where_method():
+    t = fw.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(t.where(t > 2, -1).numpy(), np.where(np.arange(6).reshape(2, 3) > 2,
+                                                                       np.arange(6).reshape(2, 3), -1))

@@ -273,6 +273,11 @@ def where(condition, input=None, other=None, *, out=None):
     return ternary("where", "where", condition, input, other, out, (_dtype.bool, dt, dt))
 
 
+def where_method(self, condition, other):
+    """``Tensor.where(condition, other)``: self where condition is True, else other."""
+    return where(condition, self, other)
+
+
 _CPP_NAMES = {_dtype.float32: "float", _dtype.float64: "double", _dtype.float16: "c10::Half",
               _dtype.bfloat16: "c10::BFloat16", _dtype.int64: "long int", _dtype.int32: "int",
               _dtype.int16: "short int", _dtype.int8: "signed char",

@@ -10,6 +10,9 @@ A row:
       variants: [function, method, inplace]
       dispatch: {cpu: pointwise.binary, cuda: pointwise.binary}
 
+Optional: ``method_impl`` (a method with another calling convention than the function) and
+``inplace_impl`` (an in-place method that is not ``fn(self, ..., out=self)``).
+
 ``dispatch`` names the backend kernel an implementation calls on each device; the op-table
 test checks that every named kernel exists. ``derivatives`` (one formula per input) is read
 by the autograd engine.
@@ -31,7 +34,8 @@ class Op:
     """One row of the op table."""
 
     __slots__ = ("name", "namespace", "schema", "args", "returns", "kind", "impl", "variants",
-                 "dispatch", "derivatives", "promote", "kernel", "fn", "inplace_fn", "row")
+                 "dispatch", "derivatives", "promote", "kernel", "fn", "method_fn", "inplace_fn",
+                 "row")
 
     def __repr__(self):
         return f"Op({self.schema})"
@@ -91,6 +95,9 @@ def _build(row):
         op.fn = pointwise.make_binary(op.name, op.kernel, op.promote)
     else:
         raise ValueError(f"ops.yaml: {op.name} needs an impl")
+    # a method whose calling convention differs from the function's (Tensor.flip(*dims),
+    # Tensor.where(condition, other))
+    op.method_fn = _resolve(row["method_impl"]) if "method_impl" in row else op.fn
     op.inplace_fn = _resolve(row["inplace_impl"]) if "inplace_impl" in row else None
     return op
 
@@ -131,7 +138,7 @@ def install(modules):
         if "function" in op.variants:
             setattr(modules[op.namespace], op.name, op.fn)
         if "method" in op.variants:
-            setattr(Tensor, op.name, op.fn)
+            setattr(Tensor, op.name, op.method_fn)
         if "inplace" in op.variants:
             setattr(Tensor, op.name + "_", _inplace_method(op))
 

@@ -334,6 +334,15 @@ def flip(input, dims):
     return res
 
 
+def flip_method(self, *args, dims=None):
+    """``Tensor.flip(*dims)``: dims as separate ints, one sequence, or ``dims=``."""
+    if dims is None:
+        dims = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
+    elif args:
+        raise TypeError("flip() got multiple values for argument 'dims'")
+    return flip(self, dims)
+
+
 def fliplr(input):
     """Flips dim 1 (left/right)."""
     if len(input._shape) < 2:
