@@ -1,10 +1,8 @@
-"""Caching allocator: reuse, rounding, pools, splitting, coalescing, stats, OOM, streams."""
-import ctypes
-
+"""Caching allocator: reuse, rounding, pools, splitting, coalescing, stats, OOM, streams
+(on the simulator's host backend, with fake events where work must stay pending)."""
 import pytest
 
 from framework.cuda import allocator as A
-from framework.cuda import driver as D
 
 MB = 1024 * 1024
 
@@ -382,66 +380,3 @@ def test_format_size():
     assert A.format_size(1536) == "1.50 KiB"
     assert A.format_size(2 * MB) == "2.00 MiB"
     assert A.format_size(3 * 1024 * MB) == "3.00 GiB"
-
-
-# -- driver binding (no GPU here: only what works without libcuda) --------------------------
-
-class FakeLib:
-    """Stands in for libcuda: cuGetErrorName/String fill the out-pointer, cuMemAlloc_v2
-    fails with OUT_OF_MEMORY, cuDeviceGetCount succeeds."""
-
-    def cuGetErrorName(self, code, out):
-        out.contents.value = {2: b"CUDA_ERROR_OUT_OF_MEMORY"}.get(code)
-        return 0 if code == 2 else 1
-
-    def cuGetErrorString(self, code, out):
-        out.contents.value = b"out of memory"
-        return 0
-
-    def cuMemAlloc_v2(self, ptr, size):
-        return 2
-
-    def cuDeviceGetCount(self, n):
-        n._obj.value = 3
-        return 0
-
-    def cuMemFree_v2(self, ptr):
-        return 700
-
-
-def test_driver_error_formatting():
-    d = D.Driver(FakeLib())
-    with pytest.raises(D.CudaError) as ei:
-        d.mem_alloc(1 << 30)
-    e = ei.value
-    assert isinstance(e, RuntimeError)
-    assert e.code == 2 and e.call == "cuMemAlloc_v2"
-    assert str(e) == ("CUDA driver error: cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY "
-                      "(out of memory)")
-    # a code cuGetErrorName does not know falls back to the table
-    with pytest.raises(D.CudaError, match="cuMemFree_v2 failed: CUDA_ERROR_ILLEGAL_ADDRESS"):
-        d.mem_free(0x1000)
-    assert d.device_count() == 3
-    with pytest.raises(RuntimeError, match="cuInit is missing"):
-        d.init()
-
-
-def test_driver_oom_maps_to_raw_out_of_memory():
-    backend = A.DriverRawBackend(D.Driver(FakeLib()))
-    with pytest.raises(A.RawOutOfMemory):
-        backend.raw_alloc(1 << 30)
-
-
-def test_driver_missing_library_is_a_clear_error():
-    with pytest.raises(RuntimeError, match="could not load the CUDA driver library "
-                                           "libcuda-does-not-exist.so"):
-        D.load("libcuda-does-not-exist.so")
-
-
-def test_driver_signatures_set_on_real_functions():
-    libc = ctypes.CDLL(None)
-    # a real CFUNCPTR gets argtypes and restype from the table (any symbol stands in)
-    fake = type("L", (), {"cuMemFree_v2": libc.free})()
-    D.Driver(fake)
-    assert fake.cuMemFree_v2.argtypes == [D.CUdeviceptr]
-    assert fake.cuMemFree_v2.restype is D.CUresult
