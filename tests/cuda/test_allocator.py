@@ -380,3 +380,55 @@ def test_format_size():
     assert A.format_size(1536) == "1.50 KiB"
     assert A.format_size(2 * MB) == "2.00 MiB"
     assert A.format_size(3 * 1024 * MB) == "3.00 GiB"
+
+
+def test_random_workload_stays_consistent():
+    # a seeded mix of sizes, streams, record_stream, pending events, OOMs and empty_cache
+    import random
+
+    rng = random.Random(0)
+    events = FakeEvents()
+    alloc, backend = make(capacity=64 * MB, events=events)
+    live = []
+    ooms = 0
+    for step in range(600):
+        op = rng.random()
+        if op < 0.55:
+            size = rng.choice([rng.randint(0, 4096), rng.randint(4096, 2 * MB),
+                               rng.randint(2 * MB, 24 * MB)])
+            try:
+                blk = alloc.malloc(size, stream=rng.randint(0, 2))
+            except A.OutOfMemoryError:
+                ooms += 1
+            else:
+                assert blk.size >= size and blk.ptr % 512 == backend_base_mod(alloc, blk)
+                live.append(blk)
+        elif op < 0.9 and live:
+            blk = live.pop(rng.randrange(len(live)))
+            if rng.random() < 0.3:
+                alloc.record_stream(blk, rng.randint(0, 3))
+            alloc.free(blk)
+        elif op < 0.95:
+            events.complete(rng.randint(0, 3))
+        else:
+            alloc.empty_cache()
+        check_consistent(alloc, backend)
+        # live blocks never overlap
+        spans = sorted((b.ptr, b.ptr + b.size) for b in live)
+        assert all(e1 <= s2 for (_, e1), (s2, _) in zip(spans, spans[1:]))
+        assert alloc.memory_allocated() == sum(b.size for b in live)
+    assert ooms > 0  # the cap was reached, so the OOM path ran in the mix
+    s = alloc.memory_stats()
+    assert s["num_ooms"] == ooms
+    for blk in live:
+        alloc.free(blk)
+    alloc.empty_cache()
+    assert alloc.memory_reserved() == 0 and backend.used == 0
+
+
+def backend_base_mod(alloc, blk):
+    """ptr % 512 of the block's segment base: blocks sit at 512-byte steps from it."""
+    b = blk
+    while b.prev is not None:
+        b = b.prev
+    return b.ptr % 512
