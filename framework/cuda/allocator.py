@@ -152,9 +152,12 @@ class CachingAllocator:
     ``free(block)``, ``record_stream(block, stream)``, stats and ``empty_cache()``."""
 
     def __init__(self, backend, device=0, record_event=None, query_event=None,
-                 synchronize_event=None):
+                 synchronize_event=None, max_split_size=None):
         self.backend = backend
         self.device = device
+        # PYTORCH_CUDA_ALLOC_CONF's max_split_size_mb (in bytes): blocks this large are
+        # never split, and small requests never take them (a fragmentation guard)
+        self.max_split_size = max_split_size if max_split_size is not None else float("inf")
         self._record_event = record_event or getattr(backend, "record_event", None)
         self._query_event = query_event or getattr(backend, "query_event", None)
         self._sync_event = synchronize_event or getattr(backend, "synchronize_event", None)
@@ -186,12 +189,15 @@ class CachingAllocator:
             size = round_size(nbytes)
             small = size <= kSmallSize
             pool = self._small if small else self._large
-            block = pool.best_fit(stream, size)
+            block = self._get_free_block(pool, stream, size)
             if block is not None:
                 pool.remove(block)
             else:
                 alloc_size = allocation_size(size)
                 block = self._alloc_segment(alloc_size, stream, small)
+                if block is None and self._release_available_cached_blocks(pool, stream,
+                                                                           size):
+                    block = self._alloc_segment(alloc_size, stream, small)
                 if block is None:
                     # free every cached segment (after pending frees land), then retry
                     self._release_cached_blocks()
@@ -201,6 +207,42 @@ class CachingAllocator:
                     self.num_ooms += 1
                     raise OutOfMemoryError(self._oom_message(alloc_size))
             return self._use_block(block, pool, size, nbytes)
+
+    def _get_free_block(self, pool, stream, size):
+        block = pool.best_fit(stream, size)
+        if block is None:
+            return None
+        # the first fit is the smallest, so if it breaks a rule every larger block does too
+        if size < self.max_split_size <= block.size:
+            return None  # keep oversize blocks for oversize requests
+        if size >= self.max_split_size and block.size >= size + kLargeBuffer:
+            return None  # an oversize block far larger than needed would be wasted
+        return block
+
+    def _release_available_cached_blocks(self, pool, stream, size):
+        """Frees cached oversize segments of ``stream`` (the smallest one that is big
+        enough, else the largest ones until enough is freed). False if that cannot help."""
+        if self.max_split_size == float("inf"):
+            return False
+        need = max(size, self.max_split_size)
+        candidates = sorted((b for b in pool if b.stream == stream and not b.is_split()
+                             and b.size >= self.max_split_size), key=Block.key)
+        fits = [b for b in candidates if b.size >= need]
+        if fits:
+            chosen = fits[:1]
+        else:
+            chosen, total = [], 0
+            for b in reversed(candidates):
+                if total >= need:
+                    break
+                chosen.append(b)
+                total += b.size
+            if total < need:
+                return False
+        self._synchronize_backend()
+        for b in chosen:
+            self._release_segment(pool, b)
+        return True
 
     def _alloc_segment(self, alloc_size, stream, small):
         """A new free segment from the backend, or None when the device is full."""
@@ -221,7 +263,7 @@ class CachingAllocator:
             return remaining >= kMinBlockSize
         # a large block keeps its tail only if the tail is large too, so that the large
         # pool does not fill up with slivers small requests can never use
-        return remaining > kSmallSize
+        return size < self.max_split_size and remaining > kSmallSize
 
     def _use_block(self, block, pool, size, requested):
         """Marks a free block (already out of its pool) allocated, splitting off the tail."""
@@ -334,19 +376,27 @@ class CachingAllocator:
     def _release_cached_blocks(self):
         """Gives every fully free segment back to the backend."""
         self._synchronize_and_free_events()
-        sync = getattr(self.backend, "synchronize", None)
-        if sync is not None:
-            sync()  # freed memory may still be read by queued kernels
+        self._synchronize_backend()
         for pool in (self._small, self._large):
             for block in pool:
-                if block.is_split():
-                    continue
-                pool.remove(block)
-                del self._segments[block.ptr]
-                self.backend.raw_free(block.ptr)
-                self.num_device_free += 1
-                self._update("segment", block.small, -1)
-                self._update("reserved_bytes", block.small, -block.size)
+                if not block.is_split():
+                    self._release_segment(pool, block)
+
+    def _synchronize_backend(self):
+        # a cached block may still be in use by kernels queued on its stream: wait for the
+        # device before giving memory back
+        sync = getattr(self.backend, "synchronize", None)
+        if sync is not None:
+            sync()
+
+    def _release_segment(self, pool, block):
+        """Gives a whole free segment back to the backend."""
+        pool.remove(block)
+        del self._segments[block.ptr]
+        self.backend.raw_free(block.ptr)
+        self.num_device_free += 1
+        self._update("segment", block.small, -1)
+        self._update("reserved_bytes", block.small, -block.size)
 
     def empty_cache(self):
         """Releases all unoccupied cached memory (whole free segments)."""
@@ -397,6 +447,8 @@ class CachingAllocator:
             out["num_ooms"] = self.num_ooms
             out["num_device_alloc"] = self.num_device_alloc
             out["num_device_free"] = self.num_device_free
+            out["max_split_size"] = (-1 if self.max_split_size == float("inf")
+                                     else self.max_split_size)
             return dict(sorted(out.items()))
 
     def segments(self):

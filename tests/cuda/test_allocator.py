@@ -30,12 +30,13 @@ class FakeEvents:
                 ev["done"] = True
 
 
-def make(capacity=None, events=None):
+def make(capacity=None, events=None, max_split_size=None):
     backend = A.HostRawBackend(capacity)
     if events is None:
-        return A.CachingAllocator(backend), backend
+        return A.CachingAllocator(backend, max_split_size=max_split_size), backend
     return A.CachingAllocator(backend, record_event=events.record, query_event=events.query,
-                              synchronize_event=events.synchronize), backend
+                              synchronize_event=events.synchronize,
+                              max_split_size=max_split_size), backend
 
 
 def check_consistent(alloc, backend):
@@ -342,6 +343,56 @@ def test_pending_block_is_not_coalesced():
     check_consistent(alloc, backend)
 
 
+def test_max_split_size_guards_oversize_blocks():
+    alloc, backend = make(max_split_size=24 * MB)
+    assert alloc.memory_stats()["max_split_size"] == 24 * MB
+    a = alloc.malloc(50 * MB)
+    alloc.free(a)
+    # a request below max_split_size never takes an oversize block
+    b = alloc.malloc(6 * MB)
+    assert b.ptr != a.ptr and alloc.memory_reserved() == 70 * MB
+    parts = next(parts for base, _, parts in alloc.segments() if base == b.ptr)
+    assert parts == [(6 * MB, True), (14 * MB, False)]
+    # an oversize request takes it whole, unsplit (50 < 32 + 20 MiB)
+    c = alloc.malloc(32 * MB)
+    assert c.ptr == a.ptr and c.size == 50 * MB
+    alloc.free(c)
+    # ...but not when it is 20 MiB or more too large: a new segment is cheaper
+    d = alloc.malloc(30 * MB)
+    assert d.ptr != a.ptr and d.size == 30 * MB
+    for x in (b, d):
+        alloc.free(x)
+    check_consistent(alloc, backend)
+    assert make()[0].memory_stats()["max_split_size"] == -1
+
+
+def test_max_split_size_oom_frees_oversize_blocks_first():
+    alloc, backend = make(capacity=100 * MB, max_split_size=8 * MB)
+    s = alloc.malloc(1000)
+    alloc.free(s)                     # a cached small segment, 2 MiB
+    x, y = alloc.malloc(40 * MB), alloc.malloc(50 * MB)
+    alloc.free(x)
+    alloc.free(y)
+    assert backend.used == 92 * MB
+    # the smallest oversize segment that is big enough (40 MiB) is released, nothing else
+    z = alloc.malloc(12 * MB)
+    assert backend.used == 2 * MB + 50 * MB + 12 * MB
+    assert alloc.memory_stats()["num_alloc_retries"] == 0
+    alloc.free(z)
+    # none is big enough alone: the largest ones are released until enough is free
+    w = alloc.malloc(60 * MB)
+    assert backend.used == 2 * MB + 60 * MB
+    assert alloc.memory_stats()["segment.small_pool.current"] == 1
+    assert alloc.memory_stats()["num_alloc_retries"] == 0
+    alloc.free(w)
+    # and when that cannot help either, the whole cache goes
+    v = alloc.malloc(98 * MB)
+    assert backend.used == 98 * MB
+    assert alloc.memory_stats()["num_alloc_retries"] == 1
+    alloc.free(v)
+    check_consistent(alloc, backend)
+
+
 def test_free_errors():
     alloc, _ = make()
     a = alloc.malloc(100)
@@ -382,13 +433,14 @@ def test_format_size():
     assert A.format_size(3 * 1024 * MB) == "3.00 GiB"
 
 
-def test_random_workload_stays_consistent():
+@pytest.mark.parametrize("max_split_size", [None, 4 * MB])
+def test_random_workload_stays_consistent(max_split_size):
     # a seeded mix of sizes, streams, record_stream, pending events, OOMs and empty_cache
     import random
 
     rng = random.Random(0)
     events = FakeEvents()
-    alloc, backend = make(capacity=64 * MB, events=events)
+    alloc, backend = make(capacity=64 * MB, events=events, max_split_size=max_split_size)
     live = []
     ooms = 0
     for step in range(600):
