@@ -1,0 +1,625 @@
+"""The CUDA caching allocator, with the semantics of PyTorch's.
+
+Memory comes from a raw backend in whole segments (``raw_alloc(nbytes) -> ptr``, raising
+:class:`RawOutOfMemory` when the device is full; ``raw_free(ptr)``; ``mem_get_info() ->
+(free, total)``). :class:`DriverRawBackend` gets it from ``cuMemAlloc``; the simulator's
+:class:`HostRawBackend` from host memory. Freed blocks stay cached for reuse on the stream
+they were allocated on; ``empty_cache()`` gives fully free segments back.
+
+Streams are ints (the ``CUstream`` handle; 0 is the default stream). Events come from the
+backend's ``record_event(stream)``, ``query_event(event) -> bool`` and
+``synchronize_event(event)`` (or from hooks given to the allocator, as tests do).
+"""
+import bisect
+import os
+import threading
+
+KB = 1024
+MB = 1024 * KB
+GB = 1024 * MB
+
+kMinBlockSize = 512          # every size is rounded up to a multiple of this
+kSmallSize = 1 * MB          # requests up to this size come from the small pool
+kSmallBuffer = 2 * MB        # segment size of the small pool
+kLargeBuffer = 20 * MB       # segment size for large requests below kMinLargeAlloc
+kMinLargeAlloc = 10 * MB     # requests from here on get their own segment...
+kRoundLarge = 2 * MB         # ...rounded up to a multiple of this
+
+
+class OutOfMemoryError(RuntimeError):
+    """CUDA out of memory (raised after the cache was freed and the allocation retried)."""
+
+
+class RawOutOfMemory(Exception):
+    """Raised by a raw backend when the device has no room for a new segment."""
+
+
+def round_size(size):
+    """The size a request of ``size`` bytes is given (a multiple of 512, at least 512)."""
+    if size < kMinBlockSize:
+        return kMinBlockSize
+    return kMinBlockSize * ((size + kMinBlockSize - 1) // kMinBlockSize)
+
+
+def allocation_size(size):
+    """The size of the segment allocated for a rounded request of ``size`` bytes."""
+    if size <= kSmallSize:
+        return kSmallBuffer
+    if size < kMinLargeAlloc:
+        return kLargeBuffer
+    return kRoundLarge * ((size + kRoundLarge - 1) // kRoundLarge)
+
+
+def format_size(nbytes):
+    """PyTorch's size format in OOM messages: '512 bytes', '2.00 MiB', '1.50 GiB'."""
+    if nbytes <= 1024:
+        return f"{nbytes} bytes"
+    if nbytes <= MB:
+        return f"{nbytes / KB:.2f} KiB"
+    if nbytes <= GB:
+        return f"{nbytes / MB:.2f} MiB"
+    return f"{nbytes / GB:.2f} GiB"
+
+
+class Block:
+    """A piece of a segment; blocks of one segment form a doubly linked list by address."""
+
+    __slots__ = ("ptr", "size", "requested", "stream", "small", "allocated", "prev", "next",
+                 "stream_uses", "event_count", "__weakref__")
+
+    def __init__(self, ptr, size, stream, small):
+        self.ptr = ptr
+        self.size = size
+        self.requested = 0
+        self.stream = stream
+        self.small = small
+        self.allocated = False
+        self.prev = None
+        self.next = None
+        self.stream_uses = set()
+        self.event_count = 0
+
+    def is_split(self):
+        return self.prev is not None or self.next is not None
+
+    def key(self):
+        return (self.stream, self.size, self.ptr)
+
+    def __repr__(self):
+        return (f"Block(ptr={self.ptr:#x}, size={self.size}, stream={self.stream}, "
+                f"allocated={self.allocated})")
+
+
+class _Pool:
+    """Free blocks ordered by (stream, size, ptr), for best-fit search on one stream."""
+
+    def __init__(self, small):
+        self.small = small
+        self.keys = []
+        self.blocks = {}
+
+    def insert(self, block):
+        k = block.key()
+        bisect.insort(self.keys, k)
+        self.blocks[k] = block
+
+    def remove(self, block):
+        k = block.key()
+        i = bisect.bisect_left(self.keys, k)
+        assert i < len(self.keys) and self.keys[i] == k, "block not in pool"
+        del self.keys[i]
+        del self.blocks[k]
+
+    def best_fit(self, stream, size):
+        """The smallest free block of ``stream`` holding ``size`` bytes (lowest address on
+        ties), or None."""
+        i = bisect.bisect_left(self.keys, (stream, size, -1))
+        if i < len(self.keys) and self.keys[i][0] == stream:
+            return self.blocks[self.keys[i]]
+        return None
+
+    def __iter__(self):
+        return iter(list(self.blocks.values()))
+
+    def __len__(self):
+        return len(self.keys)
+
+
+class Stat:
+    """current / peak / allocated (total increase) / freed (total decrease)."""
+
+    __slots__ = ("current", "peak", "allocated", "freed")
+
+    def __init__(self):
+        self.current = self.peak = self.allocated = self.freed = 0
+
+    def update(self, amount):
+        self.current += amount
+        if amount > 0:
+            self.allocated += amount
+            self.peak = max(self.peak, self.current)
+        else:
+            self.freed -= amount
+
+
+_STAT_NAMES = ("allocation", "segment", "active", "allocated_bytes", "reserved_bytes",
+               "active_bytes", "requested_bytes")
+_POOL_NAMES = ("all", "small_pool", "large_pool")
+
+
+class CachingAllocator:
+    """Caching allocator of one device. ``malloc(nbytes, stream) -> Block``,
+    ``free(block)``, ``record_stream(block, stream)``, stats and ``empty_cache()``."""
+
+    def __init__(self, backend, device=0, record_event=None, query_event=None,
+                 synchronize_event=None, max_split_size=None):
+        self.backend = backend
+        self.device = device
+        # PYTORCH_CUDA_ALLOC_CONF's max_split_size_mb (in bytes): blocks this large are
+        # never split, and small requests never take them (a fragmentation guard)
+        self.max_split_size = max_split_size if max_split_size is not None else float("inf")
+        self._record_event = record_event or getattr(backend, "record_event", None)
+        self._query_event = query_event or getattr(backend, "query_event", None)
+        self._sync_event = synchronize_event or getattr(backend, "synchronize_event", None)
+        self._lock = threading.RLock()
+        self._small = _Pool(small=True)
+        self._large = _Pool(small=False)
+        self._segments = {}          # segment base ptr -> head block
+        self._active = {}            # ptr -> allocated Block
+        self._events = []            # [event, block] awaiting completion, in record order
+        self._stats = {name: [Stat() for _ in _POOL_NAMES] for name in _STAT_NAMES}
+        self.num_alloc_retries = 0
+        self.num_ooms = 0
+        self.num_device_alloc = 0
+        self.num_device_free = 0
+
+    # -- stats helpers ---------------------------------------------------------------------
+    def _update(self, name, small, amount):
+        arr = self._stats[name]
+        arr[0].update(amount)
+        arr[1 if small else 2].update(amount)
+
+    # -- allocation --------------------------------------------------------------------------
+    def malloc(self, nbytes, stream=0):
+        """A block of at least ``nbytes`` bytes for use on ``stream``."""
+        if nbytes < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension: {nbytes}")
+        with self._lock:
+            self._process_events()
+            size = round_size(nbytes)
+            small = size <= kSmallSize
+            pool = self._small if small else self._large
+            block = self._get_free_block(pool, stream, size)
+            if block is not None:
+                pool.remove(block)
+            else:
+                alloc_size = allocation_size(size)
+                block = self._alloc_segment(alloc_size, stream, small)
+                if block is None and self._release_available_cached_blocks(pool, stream,
+                                                                           size):
+                    block = self._alloc_segment(alloc_size, stream, small)
+                if block is None:
+                    # free every cached segment (after pending frees land), then retry
+                    self._release_cached_blocks()
+                    self.num_alloc_retries += 1
+                    block = self._alloc_segment(alloc_size, stream, small)
+                if block is None:
+                    self.num_ooms += 1
+                    raise OutOfMemoryError(self._oom_message(alloc_size))
+            return self._use_block(block, pool, size, nbytes)
+
+    def _get_free_block(self, pool, stream, size):
+        block = pool.best_fit(stream, size)
+        if block is None:
+            return None
+        # the first fit is the smallest, so if it breaks a rule every larger block does too
+        if size < self.max_split_size <= block.size:
+            return None  # keep oversize blocks for oversize requests
+        if size >= self.max_split_size and block.size >= size + kLargeBuffer:
+            return None  # an oversize block far larger than needed would be wasted
+        return block
+
+    def _release_available_cached_blocks(self, pool, stream, size):
+        """Frees cached oversize segments of ``stream`` (the smallest one that is big
+        enough, else the largest ones until enough is freed). False if that cannot help."""
+        if self.max_split_size == float("inf"):
+            return False
+        need = max(size, self.max_split_size)
+        candidates = sorted((b for b in pool if b.stream == stream and not b.is_split()
+                             and b.size >= self.max_split_size), key=Block.key)
+        fits = [b for b in candidates if b.size >= need]
+        if fits:
+            chosen = fits[:1]
+        else:
+            chosen, total = [], 0
+            for b in reversed(candidates):
+                if total >= need:
+                    break
+                chosen.append(b)
+                total += b.size
+            if total < need:
+                return False
+        self._synchronize_backend()
+        for b in chosen:
+            self._release_segment(pool, b)
+        return True
+
+    def _alloc_segment(self, alloc_size, stream, small):
+        """A new free segment from the backend, or None when the device is full."""
+        try:
+            ptr = self.backend.raw_alloc(alloc_size)
+        except RawOutOfMemory:
+            return None
+        block = Block(ptr, alloc_size, stream, small)
+        self._segments[ptr] = block
+        self.num_device_alloc += 1
+        self._update("segment", small, 1)
+        self._update("reserved_bytes", small, alloc_size)
+        return block
+
+    def _should_split(self, block, size):
+        remaining = block.size - size
+        if block.small:
+            return remaining >= kMinBlockSize
+        # a large block keeps its tail only if the tail is large too, so that the large
+        # pool does not fill up with slivers small requests can never use
+        return size < self.max_split_size and remaining > kSmallSize
+
+    def _use_block(self, block, pool, size, requested):
+        """Marks a free block (already out of its pool) allocated, splitting off the tail."""
+        if self._should_split(block, size):
+            rest = Block(block.ptr + size, block.size - size, block.stream, block.small)
+            rest.prev = block
+            rest.next = block.next
+            if rest.next is not None:
+                rest.next.prev = rest
+            block.next = rest
+            block.size = size
+            pool.insert(rest)
+        block.allocated = True
+        block.requested = requested
+        self._active[block.ptr] = block
+        self._update("allocation", block.small, 1)
+        self._update("allocated_bytes", block.small, block.size)
+        self._update("active", block.small, 1)
+        self._update("active_bytes", block.small, block.size)
+        self._update("requested_bytes", block.small, requested)
+        return block
+
+    # -- freeing -----------------------------------------------------------------------------
+    def free(self, block):
+        """Returns a block to the cache. If other streams used it (record_stream), it is
+        reused only after the work queued on them so far has completed."""
+        with self._lock:
+            if not block.allocated or self._active.get(block.ptr) is not block:
+                raise RuntimeError(f"invalid device pointer: {block.ptr:#x}")
+            del self._active[block.ptr]
+            block.allocated = False
+            self._update("allocation", block.small, -1)
+            self._update("allocated_bytes", block.small, -block.size)
+            self._update("requested_bytes", block.small, -block.requested)
+            block.requested = 0
+            if block.stream_uses:
+                for s in sorted(block.stream_uses):
+                    self._events.append([self._record_event(s) if self._record_event else None,
+                                         block])
+                    block.event_count += 1
+                block.stream_uses.clear()
+            else:
+                self._free_block(block)
+
+    def free_ptr(self, ptr):
+        """Frees the allocated block that starts at ``ptr``."""
+        with self._lock:
+            block = self._active.get(ptr)
+            if block is None:
+                raise RuntimeError(f"invalid device pointer: {ptr:#x}")
+            self.free(block)
+
+    def _free_block(self, block):
+        """Puts an inactive block back in its pool, merged with free neighbours."""
+        size = block.size
+        pool = self._small if block.small else self._large
+        for neighbour in (block.prev, block.next):
+            if neighbour is None or neighbour.allocated or neighbour.event_count > 0:
+                continue
+            pool.remove(neighbour)
+            if neighbour is block.prev:
+                # the merged block starts where the previous one did
+                block.ptr = neighbour.ptr
+                block.prev = neighbour.prev
+                if block.prev is not None:
+                    block.prev.next = block
+                elif neighbour.ptr in self._segments:
+                    self._segments[neighbour.ptr] = block
+            else:
+                block.next = neighbour.next
+                if block.next is not None:
+                    block.next.prev = block
+            block.size += neighbour.size
+        pool.insert(block)
+        self._update("active", block.small, -1)
+        self._update("active_bytes", block.small, -size)
+
+    def record_stream(self, block, stream):
+        """Marks ``block`` as used by ``stream``: after ``free`` it is reused only once the
+        work queued on ``stream`` up to that free has completed."""
+        with self._lock:
+            if stream != block.stream:
+                block.stream_uses.add(stream)
+
+    def _process_events(self):
+        """Frees blocks whose recorded events have all completed."""
+        if not self._events:
+            return
+        pending = []
+        for entry in self._events:
+            event, block = entry
+            if self._query_event is None or self._query_event(event):
+                block.event_count -= 1
+                if block.event_count == 0:
+                    self._free_block(block)
+            else:
+                pending.append(entry)
+        self._events = pending
+
+    def _synchronize_and_free_events(self):
+        for event, block in self._events:
+            if self._sync_event is not None:
+                self._sync_event(event)
+            block.event_count -= 1
+            if block.event_count == 0:
+                self._free_block(block)
+        self._events = []
+
+    # -- releasing the cache -------------------------------------------------------------------
+    def _release_cached_blocks(self):
+        """Gives every fully free segment back to the backend."""
+        self._synchronize_and_free_events()
+        self._synchronize_backend()
+        for pool in (self._small, self._large):
+            for block in pool:
+                if not block.is_split():
+                    self._release_segment(pool, block)
+
+    def _synchronize_backend(self):
+        # a cached block may still be in use by kernels queued on its stream: wait for the
+        # device before giving memory back
+        sync = getattr(self.backend, "synchronize", None)
+        if sync is not None:
+            sync()
+
+    def _release_segment(self, pool, block):
+        """Gives a whole free segment back to the backend."""
+        pool.remove(block)
+        del self._segments[block.ptr]
+        self.backend.raw_free(block.ptr)
+        self.num_device_free += 1
+        self._update("segment", block.small, -1)
+        self._update("reserved_bytes", block.small, -block.size)
+
+    def empty_cache(self):
+        """Releases all unoccupied cached memory (whole free segments)."""
+        with self._lock:
+            self._release_cached_blocks()
+
+    # -- stats -----------------------------------------------------------------------------
+    def memory_allocated(self):
+        return self._stats["allocated_bytes"][0].current
+
+    def max_memory_allocated(self):
+        return self._stats["allocated_bytes"][0].peak
+
+    def memory_reserved(self):
+        return self._stats["reserved_bytes"][0].current
+
+    def max_memory_reserved(self):
+        return self._stats["reserved_bytes"][0].peak
+
+    def reset_peak_memory_stats(self):
+        with self._lock:
+            for arr in self._stats.values():
+                for st in arr:
+                    st.peak = st.current
+
+    def reset_accumulated_memory_stats(self):
+        with self._lock:
+            for arr in self._stats.values():
+                for st in arr:
+                    st.allocated = st.freed = 0
+            self.num_alloc_retries = self.num_ooms = 0
+            self.num_device_alloc = self.num_device_free = 0
+
+    def memory_stats(self):
+        """A flat dict with PyTorch's keys ("allocated_bytes.all.current", ...)."""
+        with self._lock:
+            out = {}
+            for name, arr in self._stats.items():
+                for pool_name, st in zip(_POOL_NAMES, arr):
+                    for field in Stat.__slots__:
+                        out[f"{name}.{pool_name}.{field}"] = getattr(st, field)
+            inactive = [b for p in (self._small, self._large) for b in p if b.is_split()]
+            for pool_name, sel in (("all", None), ("small_pool", True), ("large_pool", False)):
+                blocks = [b for b in inactive if sel is None or b.small == sel]
+                out[f"inactive_split.{pool_name}.current"] = len(blocks)
+                out[f"inactive_split_bytes.{pool_name}.current"] = sum(b.size for b in blocks)
+            out["num_alloc_retries"] = self.num_alloc_retries
+            out["num_ooms"] = self.num_ooms
+            out["num_device_alloc"] = self.num_device_alloc
+            out["num_device_free"] = self.num_device_free
+            out["max_split_size"] = (-1 if self.max_split_size == float("inf")
+                                     else self.max_split_size)
+            return dict(sorted(out.items()))
+
+    def segments(self):
+        """[(base ptr, total size, [(size, allocated), ...]), ...] by address."""
+        with self._lock:
+            out = []
+            for base in sorted(self._segments):
+                parts, b, total = [], self._segments[base], 0
+                while b is not None:
+                    parts.append((b.size, b.allocated))
+                    total += b.size
+                    b = b.next
+                out.append((base, total, parts))
+            return out
+
+    def memory_summary(self):
+        """A table of the memory stats, like torch.cuda.memory_summary()."""
+        s = self.memory_stats()
+        width = 75
+        lines = ["=" * width,
+                 f" {'framework CUDA memory summary, device ID ' + str(self.device):^73} ",
+                 "-" * width,
+                 f" {'CUDA OOMs: ' + str(s['num_ooms']):^35} | "
+                 f"{'cudaMalloc retries: ' + str(s['num_alloc_retries']):^35} ",
+                 "=" * width,
+                 f" {'Metric':^21} | {'Cur Usage':^10} | {'Peak Usage':^10} | "
+                 f"{'Tot Alloc':^10} | {'Tot Freed':^10} "]
+        rows = [("allocated_bytes", "Allocated memory", _format_bytes),
+                ("active_bytes", "Active memory", _format_bytes),
+                ("requested_bytes", "Requested memory", _format_bytes),
+                ("reserved_bytes", "GPU reserved memory", _format_bytes),
+                ("allocation", "Allocations", _format_count),
+                ("active", "Active allocs", _format_count),
+                ("segment", "GPU reserved segments", _format_count)]
+        for key, title, fmt in rows:
+            lines.append("-" * width)
+            for pool_name, label in (("all", title), ("large_pool", "      from large pool"),
+                                     ("small_pool", "      from small pool")):
+                vals = [s[f"{key}.{pool_name}.{f}"] for f in Stat.__slots__]
+                lines.append(f" {label:<21} | " + " | ".join(fmt(v, v) for v in vals) + " ")
+        lines.append("=" * width)
+        return "\n".join("|" + ln + "|" for ln in lines) + "\n"
+
+    def _oom_message(self, alloc_size):
+        free, total = self.backend.mem_get_info()
+        allocated = self.memory_allocated()
+        reserved = self.memory_reserved()
+        return (f"CUDA out of memory. Tried to allocate {format_size(alloc_size)}. "
+                f"GPU {self.device} has a total capacity of {format_size(total)} of which "
+                f"{format_size(free)} is free. Of the allocated memory "
+                f"{format_size(allocated)} is allocated by framework, and "
+                f"{format_size(reserved - allocated)} is reserved by framework but "
+                "unallocated. If reserved but unallocated memory is large, free tensors or "
+                "call framework.cuda.empty_cache() to avoid fragmentation.")
+
+
+def _format_bytes(nbytes, pref):
+    # like torch.cuda.memory._format_size: the unit follows the magnitude of `pref`
+    units = ["B  ", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    unit = units[0]
+    for nxt in units[1:]:
+        if pref < 768 * 1024:
+            break
+        unit = nxt
+        nbytes //= 1024
+        pref /= 1024
+    return f"{nbytes:6d} {unit}"
+
+
+def _format_count(cnt, pref):
+    units = [" ", "K", "M"]
+    unit = units[0]
+    for nxt in units[1:]:
+        if pref < 750 * 1000:
+            break
+        unit = nxt
+        cnt //= 1000
+        pref /= 1000
+    return f"{cnt:7d} {unit} "
+
+
+class HostRawBackend:
+    """Raw memory for simulated CUDA: 64-byte aligned host buffers. ``capacity`` caps the
+    bytes it hands out (an artificial device size, for OOM tests)."""
+
+    def __init__(self, capacity=None):
+        self.capacity = capacity
+        self.used = 0
+        self._bufs = {}
+        self._lock = threading.Lock()
+
+    def raw_alloc(self, nbytes):
+        from .. import _C  # imported late: the allocator module itself needs no extension
+
+        with self._lock:
+            if self.capacity is not None and self.used + nbytes > self.capacity:
+                raise RawOutOfMemory(nbytes)
+            try:
+                buf = _C.host_alloc(nbytes)
+            except MemoryError:
+                raise RawOutOfMemory(nbytes) from None
+            self._bufs[buf.ptr] = buf
+            self.used += nbytes
+            return buf.ptr
+
+    def raw_free(self, ptr):
+        with self._lock:
+            buf = self._bufs.pop(ptr)
+            self.used -= buf.nbytes
+
+    def mem_get_info(self):
+        if self.capacity is not None:
+            return self.capacity - self.used, self.capacity
+        pages = os.sysconf("SC_PHYS_PAGES")
+        avail = os.sysconf("SC_AVPHYS_PAGES")
+        page = os.sysconf("SC_PAGE_SIZE")
+        return avail * page, pages * page
+
+    # the simulator runs everything synchronously: recorded work is always complete
+    def record_event(self, stream):
+        return None
+
+    def query_event(self, event):
+        return True
+
+    def synchronize_event(self, event):
+        pass
+
+
+class DriverRawBackend:
+    """Raw memory from the CUDA driver (``cuMemAlloc``) of the current context."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self._event_pool = []
+
+    def raw_alloc(self, nbytes):
+        from .driver import CUDA_ERROR_OUT_OF_MEMORY, CudaError
+
+        try:
+            return self.driver.mem_alloc(nbytes)
+        except CudaError as e:
+            if e.code == CUDA_ERROR_OUT_OF_MEMORY:
+                raise RawOutOfMemory(nbytes) from None
+            raise
+
+    def raw_free(self, ptr):
+        self.driver.mem_free(ptr)
+
+    def mem_get_info(self):
+        return self.driver.mem_get_info()
+
+    def synchronize(self):
+        self.driver.ctx_synchronize()
+
+    def record_event(self, stream):
+        from .driver import CU_EVENT_DISABLE_TIMING
+
+        # events are recycled: creating one per free would cost a driver call each time
+        ev = self._event_pool.pop() if self._event_pool else \
+            self.driver.event_create(CU_EVENT_DISABLE_TIMING)
+        self.driver.event_record(ev, stream)
+        return ev
+
+    def query_event(self, event):
+        if self.driver.event_query(event):
+            self._event_pool.append(event)
+            return True
+        return False
+
+    def synchronize_event(self, event):
+        self.driver.event_synchronize(event)
+        self._event_pool.append(event)
+
