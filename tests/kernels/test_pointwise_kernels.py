@@ -1,0 +1,338 @@
+"""framework/kernels/pointwise.py (Triton, run by the interpreter on torch CPU tensors)
+against NumPy float64: every op over contiguous, transposed, stepped and broadcast
+operands, 16-bit floats, int32 and bool where the op takes them, 0-d and empty."""
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+tl = pytest.importorskip("triton.language")
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+
+import framework.kernels.pointwise as P  # noqa: E402
+
+if not isinstance(P._add, InterpretedFunction):
+    # Triton decides at import whether its kernels compile or interpret; these run on CPU
+    # tensors, so they need the interpreter (`make test` sets it where there is no GPU).
+    pytest.skip("needs TRITON_INTERPRET=1 from the start of the run", allow_module_level=True)
+
+SHAPE = (37, 41)  # 1517 elements: two programs of 1024, the second one masked
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+TOL = {torch.float32: (1e-5, 1e-6), torch.float16: (2e-3, 1e-3),
+       torch.bfloat16: (1.6e-2, 1e-2), torch.float64: (1e-12, 1e-14)}
+# masked-off lanes (loaded as 0) may divide by zero or take log(0); they are never stored
+pytestmark = pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning",
+                                        "ignore:invalid value:RuntimeWarning")
+LAYOUTS = ["contig", "transposed", "step", "broadcast"]
+_erf = np.vectorize(math.erf)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def lerp(a, b, w):
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+# name -> (reference, value domain, params)
+UNARY = {
+    "neg": (np.negative, "any", ()),
+    "abs": (np.abs, "any", ()),
+    "exp": (np.exp, "any", ()),
+    "log": (np.log, "pos", ()),
+    "sqrt": (np.sqrt, "pos", ()),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), "pos", ()),
+    "sin": (np.sin, "any", ()),
+    "cos": (np.cos, "any", ()),
+    "tanh": (np.tanh, "any", ()),
+    "sigmoid": (sigmoid, "any", ()),
+    "relu": (lambda x: np.maximum(x, 0), "any", ()),
+    "gelu": (lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), "any", ()),
+    "gelu_tanh": (lambda x: 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3))),
+                  "any", ()),
+    "silu": (lambda x: x * sigmoid(x), "any", ()),
+    "clamp": (lambda x: np.clip(x, -0.5, 1.25), "any", (-0.5, 1.25, 3)),
+}
+# integer kernels truncate float parameters, like the CPU's from_param: clamp to [0, 1]
+UNARY_INT_REF = {"clamp": lambda x: np.clip(x, 0, 1)}
+UNARY_INT = ["neg", "abs", "relu", "clamp"]
+BINARY = {
+    "add": (lambda a, b: a + 2 * b, (2.0,)),
+    "sub": (lambda a, b: a - 3 * b, (3.0,)),
+    "mul": (np.multiply, ()),
+    "div": (np.divide, ()),
+    "maximum": (np.maximum, ()),
+    "minimum": (np.minimum, ()),
+    "eq": (np.equal, ()), "ne": (np.not_equal, ()), "lt": (np.less, ()),
+    "le": (np.less_equal, ()), "gt": (np.greater, ()), "ge": (np.greater_equal, ()),
+    "lerp": (lambda a, b: lerp(a, b, 0.75), (0.75,)),
+}
+COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
+BINARY_INT = ["add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"]
+BINARY_BOOL = ["add", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"]
+TERNARY = {
+    "where": lambda c, a, b: np.where(c, a, b),
+    "lerp": lerp,
+    "addcmul": lambda a, b, c: a + 2 * b * c,
+    "clamp": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+}
+
+
+def values(shape, dtype, domain, rng):
+    """float64 values exactly representable in dtype."""
+    if dtype == torch.bool:
+        return rng.random(shape) < 0.5
+    if dtype == torch.int32:
+        return rng.integers(-6, 7, shape).astype(np.float64)
+    if domain == "pos":
+        v = rng.uniform(0.1, 4.0, shape)
+    elif domain == "w":
+        v = rng.uniform(-0.2, 1.2, shape)
+    else:
+        v = rng.uniform(-3.0, 3.0, shape)
+        v[rng.random(shape) < 0.2] = rng.integers(-2, 3)  # ties for comparisons and clamp
+    return torch.from_numpy(v).to(dtype).double().numpy()
+
+
+def make(v, dtype, layout, which=0):
+    """A view of the values in `layout`, with the strides to pass (expanded to v.shape)."""
+    t = torch.from_numpy(v).to(dtype)
+    if layout == "transposed" and t.dim() >= 2:
+        t = t.t().contiguous().t()
+    elif layout == "step":
+        big = torch.zeros([2 * s + 1 for s in t.shape], dtype=dtype)
+        t = big[tuple(slice(1, None, 2) for _ in t.shape)].copy_(t)
+    elif layout == "broadcast" and t.dim() >= 2:
+        # row broadcast (stride 0 on dim 0) for even operands, column broadcast for odd
+        small = t[:1, :] if which % 2 == 0 else t[:, :1]
+        t = small.expand(*v.shape)
+        v[...] = t.to(torch.bool if v.dtype == bool else torch.float64).numpy()
+    return t, t.stride()
+
+
+def check(out, ref, dtype):
+    got = out.double().numpy() if out.dtype != torch.bool else out.numpy()
+    if out.dtype == torch.bool or dtype in (torch.int32, torch.bool):
+        assert np.array_equal(got, np.asarray(ref, dtype=got.dtype)), (got, ref)
+    else:
+        rtol, atol = TOL[dtype]
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def run_unary(name, dtype, layout, shape=SHAPE):
+    ref_fn, domain, ps = UNARY[name]
+    v = values(shape, dtype, domain, np.random.default_rng(0))
+    x, sx = make(v, dtype, layout)
+    out = torch.empty(shape, dtype=dtype)
+    P.unary(name, out, x, sx, *ps)
+    if dtype == torch.int32:
+        ref_fn = UNARY_INT_REF.get(name, ref_fn)
+    check(out, ref_fn(v), dtype)
+
+
+def run_binary(name, dtype, layout, shape=SHAPE):
+    ref_fn, ps = BINARY[name]
+    rng = np.random.default_rng(1)
+    va = values(shape, dtype, "any", rng)
+    vb = values(shape, dtype, "pos" if name == "div" else "any", rng)
+    a, sa = make(va, dtype, layout, 0)
+    b, sb = make(vb, dtype, layout, 1)
+    out = torch.empty(shape, dtype=torch.bool if name in COMPARE else dtype)
+    P.binary(name, out, a, sa, b, sb, *ps)
+    ref = ref_fn(va, vb)
+    if dtype == torch.bool and name == "add":
+        ref = va | vb
+    check(out, ref, dtype)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_float(name, dtype, layout):
+    run_unary(name, dtype, layout)
+
+
+@pytest.mark.parametrize("layout", ["contig", "step"])
+@pytest.mark.parametrize("name", UNARY_INT)
+def test_unary_int32(name, layout):
+    run_unary(name, torch.int32, layout)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_float(name, dtype, layout):
+    run_binary(name, dtype, layout)
+
+
+@pytest.mark.parametrize("layout", ["contig", "broadcast"])
+@pytest.mark.parametrize("name", BINARY_INT)
+def test_binary_int32(name, layout):
+    run_binary(name, torch.int32, layout)
+
+
+@pytest.mark.parametrize("name", BINARY_BOOL)
+def test_binary_bool(name):
+    run_binary(name, torch.bool, "transposed")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int32], ids=str)
+@pytest.mark.parametrize("name", sorted(TERNARY))
+def test_ternary(name, dtype, layout):
+    if dtype == torch.int32 and name == "lerp":
+        pytest.skip("lerp takes floats only (tested in test_errors)")
+    rng = np.random.default_rng(2)
+    shape = SHAPE
+    if name == "where":
+        vs = [values(shape, torch.bool, "any", rng), values(shape, dtype, "any", rng),
+              values(shape, dtype, "any", rng)]
+        dts = [torch.bool, dtype, dtype]
+    else:
+        vs = [values(shape, dtype, "any", rng), values(shape, dtype, "any", rng),
+              values(shape, dtype, "w" if name == "lerp" else "any", rng)]
+        dts = [dtype] * 3
+    if name == "clamp":  # lo <= hi
+        vs[1], vs[2] = np.minimum(vs[1], vs[2]), np.maximum(vs[1], vs[2])
+    args = []
+    for k, (v, dt) in enumerate(zip(vs, dts)):
+        args += make(v, dt, layout, k)
+    out = torch.empty(shape, dtype=dtype)
+    P.ternary(name, out, *args, 2.0 if name == "addcmul" else 0.0)
+    check(out, TERNARY[name](*vs), dtype)
+
+
+def test_where_bool_values():
+    c = torch.tensor([True, False, True])
+    a = torch.tensor([True, True, False])
+    b = torch.tensor([False, True, True])
+    out = torch.empty(3, dtype=torch.bool)
+    P.ternary("where", out, c, (1,), a, (1,), b, (1,))
+    assert out.tolist() == [True, True, False]
+
+
+@pytest.mark.parametrize("name", ["exp", "neg", "clamp"])
+def test_unary_0d_and_empty(name):
+    x = torch.tensor(0.75)
+    out = torch.empty((), dtype=torch.float32)
+    P.unary(name, out, x, (), *UNARY[name][2])
+    assert out.item() == pytest.approx(float(UNARY[name][0](np.float64(0.75))), rel=1e-6)
+    for shape in [(0,), (3, 0), (0, 5)]:
+        e = torch.empty(shape)
+        P.unary(name, torch.empty(shape), e, e.stride())  # no launch, no error
+
+
+def test_binary_0d_broadcast_and_empty():
+    a = torch.arange(5.0)
+    b = torch.tensor(2.5)  # a 0-d operand broadcast to (5,)
+    out = torch.empty(5)
+    P.binary("mul", out, a, (1,), b, (0,))
+    assert out.tolist() == [0.0, 2.5, 5.0, 7.5, 10.0]
+    out0 = torch.empty(())
+    P.binary("add", out0, b, (), b, (), 1.0)
+    assert out0.item() == 5.0
+    P.binary("add", torch.empty(0, 4), torch.empty(0, 4), (4, 1), torch.empty(4), (0, 1))
+
+
+def test_strided_out_and_8d():
+    # out transposed (an out= argument); 8 dims of which none merge
+    x = torch.randn(6, 5, dtype=torch.float64)
+    out = torch.empty(5, 6, dtype=torch.float64).t()
+    P.unary("neg", out, x, x.stride())
+    assert torch.equal(out, -x)
+    y = torch.randn([2] * 8, dtype=torch.float64)
+    yp = y.permute(*range(7, -1, -1))
+    out = torch.empty([2] * 8, dtype=torch.float64)
+    P.binary("sub", out, yp, yp.stride(), y, y.stride(), 1.0)
+    assert torch.equal(out, yp - y)
+
+
+def test_too_many_dims():
+    y = torch.zeros([2] * 9).permute(*range(8, -1, -1))
+    with pytest.raises(RuntimeError, match="at most 8"):
+        P.unary("neg", torch.empty([2] * 9), y, y.stride())
+
+
+def test_int64_offsets(monkeypatch):
+    # the IDX64 variant gives the same results (forced: 2**31 elements do not fit here)
+    monkeypatch.setattr(P, "_INT32_LIMIT", 16)
+    run_binary("add", torch.float32, "broadcast")
+    run_unary("sigmoid", torch.float16, "step")
+
+
+def test_float64_param_exact():
+    # p0 travels as float64 bits: alpha = 0.1 is not rounded to float32
+    a = torch.zeros(3, dtype=torch.float64)
+    b = torch.ones(3, dtype=torch.float64)
+    out = torch.empty(3, dtype=torch.float64)
+    P.binary("add", out, a, (1,), b, (1,), 0.1)
+    assert out.tolist() == [0.1, 0.1, 0.1]
+
+
+def test_special_values():
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([nan, -0.0, 0.0, -inf, inf, -2.0])
+    out = torch.empty(6)
+    P.unary("abs", out, x, (1,))
+    assert out[1:].tolist() == [0.0, 0.0, inf, inf, 2.0] and math.isnan(out[0])
+    assert math.copysign(1.0, out[1].item()) == 1.0
+    P.unary("neg", out, x, (1,))
+    assert math.copysign(1.0, out[2].item()) == -1.0
+    P.unary("relu", out, x, (1,))
+    assert math.isnan(out[0]) and out[1:].tolist() == [0.0, 0.0, 0.0, inf, 0.0]
+    P.unary("tanh", out, x, (1,))
+    assert math.isnan(out[0]) and out[1:].tolist() == [0.0, 0.0, -1.0, 1.0,
+                                                   float(np.float32(math.tanh(-2.0)))]
+    y = torch.tensor([1.0, nan, 0.0, 5.0, 0.0, 0.0])
+    P.binary("maximum", out, x, (1,), y, (1,))
+    assert math.isnan(out[0]) and math.isnan(out[1]) and out[2:].tolist() == [0.0, 5.0, inf, 0.0]
+    P.binary("minimum", out, y, (1,), x, (1,))
+    assert math.isnan(out[0]) and math.isnan(out[1])
+    lo = torch.tensor([0.0, 0.0, nan, 0.0, 0.0, 0.0])
+    hi = torch.tensor([1.0, 1.0, 1.0, nan, 1.0, 1.0])
+    P.ternary("clamp", out, x, (1,), lo, (1,), hi, (1,))
+    assert [math.isnan(v) for v in out.tolist()] == [True, False, True, True, False, False]
+    assert out[1].item() == 0.0 and out[4:].tolist() == [1.0, 0.0]
+    r = torch.tensor([0.0, -0.0, 4.0])
+    out3 = torch.empty(3)
+    P.unary("rsqrt", out3, r, (1,))
+    assert out3.tolist() == [inf, -inf, 0.5]
+
+
+def test_clamp_one_sided():
+    x = torch.tensor([-3, 0, 3], dtype=torch.int32)
+    out = torch.empty(3, dtype=torch.int32)
+    P.unary("clamp", out, x, (1,), -1.0, 0.0, 1)  # min only
+    assert out.tolist() == [-1, 0, 3]
+    P.unary("clamp", out, x, (1,), 0.0, 1.0, 2)  # max only
+    assert out.tolist() == [-3, 0, 1]
+
+
+def test_errors():
+    i = torch.zeros(3, dtype=torch.int32)
+    f = torch.zeros(3)
+    bo = torch.zeros(3, dtype=torch.bool)
+    with pytest.raises(NotImplementedError, match="\"exp\" not implemented for 'Int'"):
+        P.unary("exp", torch.empty(3), i, (1,))
+    with pytest.raises(NotImplementedError, match="\"neg\" not implemented for 'Bool'"):
+        P.unary("neg", torch.empty(3, dtype=torch.bool), bo, (1,))
+    with pytest.raises(NotImplementedError, match="\"sub\" not implemented for 'Bool'"):
+        P.binary("sub", bo, bo, (1,), bo, (1,), 1.0)
+    with pytest.raises(NotImplementedError, match="\"lerp\" not implemented for 'Int'"):
+        P.ternary("lerp", i, i, (1,), i, (1,), i, (1,))
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
+        P.ternary("where", f, f, (1,), f, (1,), f, (1,))
+    with pytest.raises(NotImplementedError, match="no Triton version"):
+        P.unary("erfinv", f, f, (1,))
+
+
+def test_collapse():
+    # contiguous 3-d merges to 1-d; a broadcast dim stays; size-1 dims drop; 0-d is (1,)
+    assert P.collapse((2, 3, 4), [(12, 4, 1), (12, 4, 1)]) == ((24,), [(1,), (1,)])
+    assert P.collapse((2, 3, 4), [(12, 4, 1), (0, 4, 1)]) == ((2, 12), [(12, 1), (0, 1)])
+    assert P.collapse((2, 1, 4), [(4, 4, 1)]) == ((8,), [(1,)])
+    assert P.collapse((), [(), ()]) == ((1,), [(1,), (1,)])
+    assert P.collapse((3, 4), [(1, 3)]) == ((3, 4), [(1, 3)])
