@@ -150,6 +150,57 @@ def _lerp2(a, b, p0, p1, p2):
     return _lerp3(a, b, p0.to(a.dtype), p0, p1, p2)
 
 
+@triton.jit
+def _fmax(a, b, p0, p1, p2):
+    return tl.where(_isnan(b) | (a > b), a, b)  # NaN is ignored
+
+
+@triton.jit
+def _fmin(a, b, p0, p1, p2):
+    return tl.where(_isnan(b) | (a < b), a, b)
+
+
+@triton.jit
+def _logical_and(a, b, p0, p1, p2):
+    return (a != 0) & (b != 0)
+
+
+@triton.jit
+def _logical_or(a, b, p0, p1, p2):
+    return (a != 0) | (b != 0)
+
+
+@triton.jit
+def _logical_xor(a, b, p0, p1, p2):
+    return (a != 0) != (b != 0)
+
+
+@triton.jit
+def _bitwise_and(a, b, p0, p1, p2):
+    return a & b
+
+
+@triton.jit
+def _bitwise_or(a, b, p0, p1, p2):
+    return a | b
+
+
+@triton.jit
+def _bitwise_xor(a, b, p0, p1, p2):
+    return a ^ b
+
+
+@triton.jit
+def _heaviside(x, v, p0, p1, p2):
+    return tl.where(x == 0, v, (x > 0).to(x.dtype))
+
+
+@triton.jit
+def _xlogy(x, y, p0, p1, p2):
+    r = tl.where(x == 0, 0.0, x * tl.log(y)).to(x.dtype)
+    return tl.where(y != y, y, r)  # NaN in y wins over x == 0
+
+
 # Unary
 
 @triton.jit
@@ -233,6 +284,145 @@ def _clamp1(x, p0, p1, p2):
     return tl.where(((which & 2) != 0) & (x > hi), hi, x)
 
 
+@triton.jit
+def _sign(x, p0, p1, p2):
+    if x.dtype == tl.int1:
+        r = x  # sign of bool is the identity
+    else:
+        r = (x > 0).to(x.dtype) - (x < 0).to(x.dtype)  # sign(NaN) = 0, as on the CPU
+    return r
+
+
+@triton.jit
+def _reciprocal(x, p0, p1, p2):
+    return 1.0 / x
+
+
+@triton.jit
+def _deg2rad(x, p0, p1, p2):
+    return x * 0.017453292519943295
+
+
+@triton.jit
+def _rad2deg(x, p0, p1, p2):
+    return x * 57.29577951308232
+
+
+@triton.jit
+def _bitwise_not(x, p0, p1, p2):
+    if x.dtype == tl.int1:
+        r = x == 0
+    else:
+        r = ~x
+    return r
+
+
+@triton.jit
+def _logical_not(x, p0, p1, p2):
+    return x == 0
+
+
+@triton.jit
+def _exp2(x, p0, p1, p2):
+    return tl.exp2(x)
+
+
+@triton.jit
+def _log2(x, p0, p1, p2):
+    return tl.log2(x)
+
+
+@triton.jit
+def _log10(x, p0, p1, p2):
+    return tl.log2(x) * 0.30102999566398120
+
+
+@triton.jit
+def _erf(x, p0, p1, p2):
+    return tl.erf(x)
+
+
+@triton.jit
+def _floor(x, p0, p1, p2):
+    return tl.floor(x)
+
+
+@triton.jit
+def _ceil(x, p0, p1, p2):
+    return tl.ceil(x)
+
+
+@triton.jit
+def _trunc(x, p0, p1, p2):
+    return tl.where(x < 0, tl.ceil(x), tl.floor(x))
+
+
+@triton.jit
+def _frac(x, p0, p1, p2):
+    return x - tl.where(x < 0, tl.ceil(x), tl.floor(x))
+
+
+@triton.jit
+def _isinf(x, p0, p1, p2):
+    if x.dtype.is_floating():
+        r = tl.abs(x) == float("inf")
+    else:
+        r = x != x
+    return r
+
+
+@triton.jit
+def _isposinf(x, p0, p1, p2):
+    if x.dtype.is_floating():
+        r = x == float("inf")
+    else:
+        r = x != x
+    return r
+
+
+@triton.jit
+def _isneginf(x, p0, p1, p2):
+    if x.dtype.is_floating():
+        r = x == -float("inf")
+    else:
+        r = x != x
+    return r
+
+
+@triton.jit
+def _isnan_op(x, p0, p1, p2):
+    return _isnan(x)
+
+
+@triton.jit
+def _isfinite(x, p0, p1, p2):
+    if x.dtype.is_floating():
+        r = tl.abs(x) < float("inf")
+    else:
+        r = x == x
+    return r
+
+
+@triton.jit
+def _threshold(x, p0, p1, p2):
+    return tl.where(x <= p0.to(x.dtype), p1.to(x.dtype), x)
+
+
+@triton.jit
+def _leaky_relu(x, p0, p1, p2):
+    return tl.where(x > 0, x, x * p0.to(x.dtype))
+
+
+@triton.jit
+def _hardsigmoid(x, p0, p1, p2):
+    return tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0
+
+
+@triton.jit
+def _hardswish(x, p0, p1, p2):
+    return x * tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0
+
+
 # Ternary
 
 @triton.jit
@@ -249,6 +439,11 @@ def _lerp3(a, b, w, p0, p1, p2):
 @triton.jit
 def _addcmul(a, b, c, p0, p1, p2):
     return a + p0.to(a.dtype) * b * c
+
+
+@triton.jit
+def _addcdiv(a, b, c, p0, p1, p2):
+    return a + p0.to(a.dtype) * _div(b, c, p0, p1, p2)
 
 
 @triton.jit
@@ -333,7 +528,7 @@ def _params(p0, p1, p2):
 
 # ---- op tables: name -> (function, dtypes it accepts) ---------------------------------
 # dtype classes as in native/pointwise.h: FLOAT, NUM (int and float), ALL (with bool)
-FLOAT, NUM, ALL = "float", "num", "all"
+FLOAT, NUM, ALL, INT_BOOL = "float", "num", "all", "int_bool"
 
 UNARY = {
     "neg": (_neg, NUM), "abs": (_abs, NUM), "exp": (_exp, FLOAT), "log": (_log, FLOAT),
@@ -341,16 +536,29 @@ UNARY = {
     "cos": (_cos, FLOAT), "tanh": (_tanh_op, FLOAT), "sigmoid": (_sigmoid, FLOAT),
     "relu": (_relu, NUM), "gelu": (_gelu, FLOAT), "gelu_tanh": (_gelu_tanh, FLOAT),
     "silu": (_silu, FLOAT), "clamp": (_clamp1, NUM),
+    "sign": (_sign, ALL), "reciprocal": (_reciprocal, FLOAT), "deg2rad": (_deg2rad, FLOAT),
+    "rad2deg": (_rad2deg, FLOAT), "bitwise_not": (_bitwise_not, INT_BOOL),
+    "logical_not": (_logical_not, ALL), "exp2": (_exp2, FLOAT), "log2": (_log2, FLOAT),
+    "log10": (_log10, FLOAT), "erf": (_erf, FLOAT), "floor": (_floor, FLOAT),
+    "ceil": (_ceil, FLOAT), "trunc": (_trunc, FLOAT), "frac": (_frac, FLOAT),
+    "isnan": (_isnan_op, ALL), "isinf": (_isinf, ALL), "isposinf": (_isposinf, ALL),
+    "isneginf": (_isneginf, ALL), "isfinite": (_isfinite, ALL),
+    "threshold": (_threshold, NUM), "leaky_relu": (_leaky_relu, FLOAT),
+    "hardsigmoid": (_hardsigmoid, FLOAT), "hardswish": (_hardswish, FLOAT),
 }
 BINARY = {
     "add": (_add, ALL), "sub": (_sub, NUM), "mul": (_mul, ALL), "div": (_div, FLOAT),
     "maximum": (_maximum, ALL), "minimum": (_minimum, ALL), "lerp": (_lerp2, FLOAT),
     "eq": (_eq, ALL), "ne": (_ne, ALL), "lt": (_lt, ALL), "le": (_le, ALL),
-    "gt": (_gt, ALL), "ge": (_ge, ALL),
+    "gt": (_gt, ALL), "ge": (_ge, ALL), "fmax": (_fmax, ALL), "fmin": (_fmin, ALL),
+    "logical_and": (_logical_and, ALL), "logical_or": (_logical_or, ALL),
+    "logical_xor": (_logical_xor, ALL), "bitwise_and": (_bitwise_and, INT_BOOL),
+    "bitwise_or": (_bitwise_or, INT_BOOL), "bitwise_xor": (_bitwise_xor, INT_BOOL),
+    "heaviside": (_heaviside, ALL), "xlogy": (_xlogy, FLOAT),
 }
 TERNARY = {
     "where": (_where, ALL), "lerp": (_lerp3, FLOAT), "addcmul": (_addcmul, NUM),
-    "clamp": (_clamp3, NUM),
+    "addcdiv": (_addcdiv, FLOAT), "clamp": (_clamp3, NUM),
 }
 
 
@@ -367,8 +575,10 @@ def _check(kernel, table, t):
     fn, allowed = table[kernel]
     name = _dtype_name(t)
     is_float = name in ("float16", "bfloat16", "float32", "float64")
-    if (allowed == FLOAT and not is_float) or (allowed == NUM and name == "bool"):
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(name)}'")
+    if ((allowed == FLOAT and not is_float) or (allowed == NUM and name == "bool")
+            or (allowed == INT_BOOL and is_float)):
+        # PyTorch's CUDA kernels name themselves "<op>_cuda" in this message
+        raise NotImplementedError(f"\"{kernel}_cuda\" not implemented for '{type_name(name)}'")
     return fn
 
 

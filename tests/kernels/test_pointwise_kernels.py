@@ -55,10 +55,37 @@ UNARY = {
                   "any", ()),
     "silu": (lambda x: x * sigmoid(x), "any", ()),
     "clamp": (lambda x: np.clip(x, -0.5, 1.25), "any", (-0.5, 1.25, 3)),
+    "sign": (np.sign, "any", ()),
+    "reciprocal": (lambda x: 1 / x, "pos", ()),
+    "deg2rad": (np.deg2rad, "any", ()),
+    "rad2deg": (np.rad2deg, "any", ()),
+    "logical_not": (np.logical_not, "any", ()),
+    "exp2": (np.exp2, "any", ()),
+    "log2": (np.log2, "pos", ()),
+    "log10": (np.log10, "pos", ()),
+    "erf": (_erf, "any", ()),
+    "floor": (np.floor, "any", ()),
+    "ceil": (np.ceil, "any", ()),
+    "trunc": (np.trunc, "any", ()),
+    "frac": (lambda x: x - np.trunc(x), "any", ()),
+    "isnan": (np.isnan, "special", ()),
+    "isinf": (np.isinf, "special", ()),
+    "isposinf": (np.isposinf, "special", ()),
+    "isneginf": (np.isneginf, "special", ()),
+    "isfinite": (np.isfinite, "special", ()),
+    "threshold": (lambda x: np.where(x <= 0.5, -1.0, x), "any", (0.5, -1.0)),
+    "leaky_relu": (lambda x: np.where(x > 0, x, 0.125 * x), "any", (0.125,)),
+    "hardsigmoid": (lambda x: np.clip(x + 3, 0, 6) / 6, "wide", ()),
+    "hardswish": (lambda x: x * np.clip(x + 3, 0, 6) / 6, "wide", ()),
+    "bitwise_not": (lambda x: -x - 1, "any", ()),  # ints only (floats: test_errors)
 }
+BOOL_OUT = {"logical_not", "isnan", "isinf", "isposinf", "isneginf", "isfinite"}
 # integer kernels truncate float parameters, like the CPU's from_param: clamp to [0, 1]
-UNARY_INT_REF = {"clamp": lambda x: np.clip(x, 0, 1)}
-UNARY_INT = ["neg", "abs", "relu", "clamp"]
+UNARY_INT_REF = {"clamp": lambda x: np.clip(x, 0, 1),
+                 "threshold": lambda x: np.where(x <= 0, -1, x)}
+UNARY_INT = ["neg", "abs", "relu", "clamp", "sign", "logical_not", "isnan", "isinf",
+             "isposinf", "isneginf", "isfinite", "threshold", "bitwise_not"]
+UNARY_BOOL = ["sign", "logical_not", "isnan", "isinf", "isfinite", "bitwise_not"]
 BINARY = {
     "add": (lambda a, b: a + 2 * b, (2.0,)),
     "sub": (lambda a, b: a - 3 * b, (3.0,)),
@@ -69,14 +96,24 @@ BINARY = {
     "eq": (np.equal, ()), "ne": (np.not_equal, ()), "lt": (np.less, ()),
     "le": (np.less_equal, ()), "gt": (np.greater, ()), "ge": (np.greater_equal, ()),
     "lerp": (lambda a, b: lerp(a, b, 0.75), (0.75,)),
+    "fmax": (np.fmax, ()), "fmin": (np.fmin, ()),
+    "logical_and": (np.logical_and, ()), "logical_or": (np.logical_or, ()),
+    "logical_xor": (np.logical_xor, ()),
+    "heaviside": (lambda x, v: np.where(x == 0, v, (x > 0) * 1.0), ()),
+    "xlogy": (lambda x, y: np.where(x == 0, 0.0, x * np.log(y)), ()),
 }
-COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
-BINARY_INT = ["add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"]
-BINARY_BOOL = ["add", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge"]
+BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+           "bitwise_xor": np.bitwise_xor}
+COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
+BINARY_INT = ["add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+              "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "heaviside"]
+BINARY_BOOL = ["add", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+               "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "heaviside"]
 TERNARY = {
     "where": lambda c, a, b: np.where(c, a, b),
     "lerp": lerp,
     "addcmul": lambda a, b, c: a + 2 * b * c,
+    "addcdiv": lambda a, b, c: a + 2 * (b / c),
     "clamp": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
 }
 
@@ -89,6 +126,10 @@ def values(shape, dtype, domain, rng):
         return rng.integers(-6, 7, shape).astype(np.float64)
     if domain == "pos":
         v = rng.uniform(0.1, 4.0, shape)
+    elif domain == "wide":
+        v = rng.uniform(-5.0, 5.0, shape)
+    elif domain == "special":
+        v = rng.choice([0.0, -1.5, 2.0, np.nan, np.inf, -np.inf], shape)
     elif domain == "w":
         v = rng.uniform(-0.2, 1.2, shape)
     else:
@@ -126,10 +167,12 @@ def run_unary(name, dtype, layout, shape=SHAPE):
     ref_fn, domain, ps = UNARY[name]
     v = values(shape, dtype, domain, np.random.default_rng(0))
     x, sx = make(v, dtype, layout)
-    out = torch.empty(shape, dtype=dtype)
+    out = torch.empty(shape, dtype=torch.bool if name in BOOL_OUT else dtype)
     P.unary(name, out, x, sx, *ps)
     if dtype == torch.int32:
         ref_fn = UNARY_INT_REF.get(name, ref_fn)
+    if dtype == torch.bool:
+        ref_fn = {"bitwise_not": np.logical_not, "sign": lambda x: x}.get(name, ref_fn)
     check(out, ref_fn(v), dtype)
 
 
@@ -137,7 +180,7 @@ def run_binary(name, dtype, layout, shape=SHAPE):
     ref_fn, ps = BINARY[name]
     rng = np.random.default_rng(1)
     va = values(shape, dtype, "any", rng)
-    vb = values(shape, dtype, "pos" if name == "div" else "any", rng)
+    vb = values(shape, dtype, "pos" if name in ("div", "xlogy") else "any", rng)
     a, sa = make(va, dtype, layout, 0)
     b, sb = make(vb, dtype, layout, 1)
     out = torch.empty(shape, dtype=torch.bool if name in COMPARE else dtype)
@@ -145,12 +188,29 @@ def run_binary(name, dtype, layout, shape=SHAPE):
     ref = ref_fn(va, vb)
     if dtype == torch.bool and name == "add":
         ref = va | vb
+    if dtype == torch.bool and name == "heaviside":
+        ref = np.where(~va, vb, va)
     check(out, ref, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.bool], ids=str)
+@pytest.mark.parametrize("name", sorted(BITWISE))
+def test_bitwise(name, dtype):
+    rng = np.random.default_rng(3)
+    if dtype == torch.bool:
+        va, vb = rng.random(SHAPE) < 0.5, rng.random(SHAPE) < 0.5
+    else:
+        va, vb = rng.integers(-2**31, 2**31, SHAPE), rng.integers(-2**31, 2**31, SHAPE)
+    a, sa = make(va, dtype, "step", 0)
+    b, sb = make(vb, dtype, "broadcast", 1)
+    out = torch.empty(SHAPE, dtype=dtype)
+    P.binary(name, out, a, sa, b, sb)
+    assert np.array_equal(out.numpy(), BITWISE[name](va, vb).astype(out.numpy().dtype))
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("name", sorted(set(UNARY) - {"bitwise_not"}))
 def test_unary_float(name, dtype, layout):
     run_unary(name, dtype, layout)
 
@@ -159,6 +219,11 @@ def test_unary_float(name, dtype, layout):
 @pytest.mark.parametrize("name", UNARY_INT)
 def test_unary_int32(name, layout):
     run_unary(name, torch.int32, layout)
+
+
+@pytest.mark.parametrize("name", UNARY_BOOL)
+def test_unary_bool(name):
+    run_unary(name, torch.bool, "transposed")
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -180,11 +245,11 @@ def test_binary_bool(name):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("dtype", FLOATS + [torch.int32], ids=str)
-@pytest.mark.parametrize("name", sorted(TERNARY))
+@pytest.mark.parametrize("dtype,name", [(dt, n) for n in sorted(TERNARY)
+                                        for dt in FLOATS + [torch.int32]
+                                        if dt.is_floating_point or n not in ("lerp", "addcdiv")],
+                         ids=str)
 def test_ternary(name, dtype, layout):
-    if dtype == torch.int32 and name == "lerp":
-        pytest.skip("lerp takes floats only (tested in test_errors)")
     rng = np.random.default_rng(2)
     shape = SHAPE
     if name == "where":
@@ -193,7 +258,7 @@ def test_ternary(name, dtype, layout):
         dts = [torch.bool, dtype, dtype]
     else:
         vs = [values(shape, dtype, "any", rng), values(shape, dtype, "any", rng),
-              values(shape, dtype, "w" if name == "lerp" else "any", rng)]
+              values(shape, dtype, {"lerp": "w", "addcdiv": "pos"}.get(name, "any"), rng)]
         dts = [dtype] * 3
     if name == "clamp":  # lo <= hi
         vs[1], vs[2] = np.minimum(vs[1], vs[2]), np.maximum(vs[1], vs[2])
@@ -201,7 +266,7 @@ def test_ternary(name, dtype, layout):
     for k, (v, dt) in enumerate(zip(vs, dts)):
         args += make(v, dt, layout, k)
     out = torch.empty(shape, dtype=dtype)
-    P.ternary(name, out, *args, 2.0 if name == "addcmul" else 0.0)
+    P.ternary(name, out, *args, 2.0 if name in ("addcmul", "addcdiv") else 0.0)
     check(out, TERNARY[name](*vs), dtype)
 
 
@@ -315,14 +380,18 @@ def test_errors():
     i = torch.zeros(3, dtype=torch.int32)
     f = torch.zeros(3)
     bo = torch.zeros(3, dtype=torch.bool)
-    with pytest.raises(NotImplementedError, match="\"exp\" not implemented for 'Int'"):
+    with pytest.raises(NotImplementedError, match="\"exp_cuda\" not implemented for 'Int'"):
         P.unary("exp", torch.empty(3), i, (1,))
-    with pytest.raises(NotImplementedError, match="\"neg\" not implemented for 'Bool'"):
+    with pytest.raises(NotImplementedError, match="\"neg_cuda\" not implemented for 'Bool'"):
         P.unary("neg", torch.empty(3, dtype=torch.bool), bo, (1,))
-    with pytest.raises(NotImplementedError, match="\"sub\" not implemented for 'Bool'"):
+    with pytest.raises(NotImplementedError, match="\"sub_cuda\" not implemented for 'Bool'"):
         P.binary("sub", bo, bo, (1,), bo, (1,), 1.0)
-    with pytest.raises(NotImplementedError, match="\"lerp\" not implemented for 'Int'"):
+    with pytest.raises(NotImplementedError, match="\"lerp_cuda\" not implemented for 'Int'"):
         P.ternary("lerp", i, i, (1,), i, (1,), i, (1,))
+    with pytest.raises(NotImplementedError, match="\"bitwise_and_cuda\" not implemented for 'Float'"):
+        P.binary("bitwise_and", f, f, (1,), f, (1,))
+    with pytest.raises(NotImplementedError, match="\"bitwise_not_cuda\" not implemented for 'Float'"):
+        P.unary("bitwise_not", f, f, (1,))
     with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
         P.ternary("where", f, f, (1,), f, (1,), f, (1,))
     with pytest.raises(NotImplementedError, match="no Triton version"):
