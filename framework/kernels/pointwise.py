@@ -56,6 +56,16 @@ def _isnan(x):
 
 
 @triton.jit
+def _fdiv(a, b):
+    """a / b correctly rounded: float32 `/` is an approximate division on the GPU."""
+    if a.dtype == tl.float32:
+        r = tl.div_rn(a, b)
+    else:
+        r = a / b
+    return r
+
+
+@triton.jit
 def _tanh(x):
     """tanh from exp in float64: Taylor series near 0, where (e - 1) / (e + 1) cancels."""
     d = x.to(tl.float64)
@@ -98,11 +108,7 @@ def _mul(a, b, p0, p1, p2):
 
 @triton.jit
 def _div(a, b, p0, p1, p2):
-    if a.dtype == tl.float32:
-        r = tl.div_rn(a, b)  # IEEE division, not the approximate one of `/`
-    else:
-        r = a / b
-    return r
+    return _fdiv(a, b)
 
 
 @triton.jit
@@ -230,7 +236,7 @@ def _sqrt(x, p0, p1, p2):
 
 @triton.jit
 def _rsqrt(x, p0, p1, p2):
-    return 1.0 / tl.sqrt_rn(x)  # rsqrt(-0.) = -inf, as on the CPU
+    return _fdiv(tl.full(x.shape, 1, x.dtype), tl.sqrt_rn(x))  # rsqrt(-0.) = -inf
 
 
 @triton.jit
@@ -250,7 +256,7 @@ def _tanh_op(x, p0, p1, p2):
 
 @triton.jit
 def _sigmoid(x, p0, p1, p2):
-    return 1.0 / (1.0 + tl.exp(-x))
+    return _fdiv(tl.full(x.shape, 1, x.dtype), 1.0 + tl.exp(-x))
 
 
 @triton.jit
@@ -271,7 +277,7 @@ def _gelu_tanh(x, p0, p1, p2):
 
 @triton.jit
 def _silu(x, p0, p1, p2):
-    return x / (1.0 + tl.exp(-x))
+    return _fdiv(x, 1.0 + tl.exp(-x))
 
 
 @triton.jit
@@ -295,7 +301,7 @@ def _sign(x, p0, p1, p2):
 
 @triton.jit
 def _reciprocal(x, p0, p1, p2):
-    return 1.0 / x
+    return _fdiv(tl.full(x.shape, 1, x.dtype), x)
 
 
 @triton.jit
@@ -414,13 +420,18 @@ def _leaky_relu(x, p0, p1, p2):
 
 
 @triton.jit
+def _relu6(v):
+    return tl.where(v < 0, 0.0, tl.where(v > 6, 6.0, v)).to(v.dtype)  # NaN stays NaN
+
+
+@triton.jit
 def _hardsigmoid(x, p0, p1, p2):
-    return tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0
+    return _fdiv(_relu6(x + 3.0), tl.full(x.shape, 6, x.dtype))
 
 
 @triton.jit
 def _hardswish(x, p0, p1, p2):
-    return x * tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0
+    return _fdiv(x * _relu6(x + 3.0), tl.full(x.shape, 6, x.dtype))
 
 
 # Ternary
@@ -635,7 +646,7 @@ def _launch(kernel_fn, op, out, inputs, in_strides, ps):
     contig = ndim == 1 and all(st[0] == 1 for st in strides)
     extent = max([n] + [sum((sz - 1) * abs(x) for sz, x in zip(shape, st)) + 1
                         for st in strides])
-    idx64 = extent >= _INT32_LIMIT
+    idx64 = extent + BLOCK >= _INT32_LIMIT  # the last program's indices run past n
     grid = (triton.cdiv(n, BLOCK),)
     kernel_fn[grid](out, *inputs, n, shape, *strides, *_params_bits(*ps), OP=op, NDIM=ndim,
                     CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)
