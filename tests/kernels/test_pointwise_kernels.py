@@ -13,7 +13,7 @@ from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
 
 import framework.kernels.pointwise as P  # noqa: E402
 
-if not isinstance(P._add, InterpretedFunction):
+if not isinstance(P._unary_kernel, InterpretedFunction):
     # Triton decides at import whether its kernels compile or interpret; these run on CPU
     # tensors, so they need the interpreter (`make test` sets it where there is no GPU).
     pytest.skip("needs TRITON_INTERPRET=1 from the start of the run", allow_module_level=True)
@@ -388,9 +388,11 @@ def test_errors():
         P.binary("sub", bo, bo, (1,), bo, (1,), 1.0)
     with pytest.raises(NotImplementedError, match="\"lerp_cuda\" not implemented for 'Int'"):
         P.ternary("lerp", i, i, (1,), i, (1,), i, (1,))
-    with pytest.raises(NotImplementedError, match="\"bitwise_and_cuda\" not implemented for 'Float'"):
+    with pytest.raises(NotImplementedError,
+                       match="\"bitwise_and_cuda\" not implemented for 'Float'"):
         P.binary("bitwise_and", f, f, (1,), f, (1,))
-    with pytest.raises(NotImplementedError, match="\"bitwise_not_cuda\" not implemented for 'Float'"):
+    with pytest.raises(NotImplementedError,
+                       match="\"bitwise_not_cuda\" not implemented for 'Float'"):
         P.unary("bitwise_not", f, f, (1,))
     with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
         P.ternary("where", f, f, (1,), f, (1,), f, (1,))
