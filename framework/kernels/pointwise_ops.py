@@ -30,6 +30,39 @@ def _fdiv(a, b):
 
 
 @triton.jit
+def _log1p(x):
+    """log(1 + x) accurate near 0 from log (Goldberg: log(u) * x / (u - 1), u = 1 + x)."""
+    u = 1.0 + x
+    r = tl.where(u == 1.0, x, tl.log(u) * _fdiv(x, u - 1.0))
+    return tl.where(u == float("inf"), u, r)
+
+
+@triton.jit
+def _expm1(x):
+    """exp(x) - 1 accurate near 0 from exp and log (Kahan: (u - 1) * x / log(u))."""
+    u = tl.exp(x)
+    r = tl.where(u == 1.0, x, _fdiv((u - 1.0) * x, tl.log(u)))
+    r = tl.where(u - 1.0 == -1.0, -1.0, r)
+    return tl.where(u == float("inf"), u, r)
+
+
+@triton.jit
+def _signbit(x):
+    """The sign bit of a float (of any float: 16-bit ones arrive as float32)."""
+    if x.dtype == tl.float64:
+        r = x.to(tl.int64, bitcast=True) < 0
+    else:
+        r = x.to(tl.float32).to(tl.int32, bitcast=True) < 0
+    return r
+
+
+@triton.jit
+def _copysign(a, b):
+    m = tl.abs(a)
+    return tl.where(_signbit(b), -m, m)
+
+
+@triton.jit
 def _tanh(x):
     """tanh from exp in float64: Taylor series near 0, where (e - 1) / (e + 1) cancels."""
     d = x.to(tl.float64)
@@ -168,6 +201,37 @@ def _heaviside(x, v, p0, p1, p2):
 def _xlogy(x, y, p0, p1, p2):
     r = tl.where(x == 0, 0.0, x * tl.log(y)).to(x.dtype)
     return tl.where(y != y, y, r)  # NaN in y wins over x == 0
+
+
+@triton.jit
+def _copysign_op(a, b, p0, p1, p2):
+    return _copysign(a, b)
+
+
+@triton.jit
+def _hypot(a, b, p0, p1, p2):
+    """sqrt(a^2 + b^2) without overflow: m * sqrt(1 + (s / m)^2), m = max(|a|, |b|)."""
+    x = tl.abs(a)
+    y = tl.abs(b)
+    m = tl.where(x > y, x, y)
+    s = tl.where(x > y, y, x)
+    q = _fdiv(s, tl.where(m == 0, 1.0, m).to(m.dtype))
+    r = m * tl.sqrt_rn(1.0 + q * q)
+    r = tl.where((x == float("inf")) | (y == float("inf")), float("inf"), r).to(m.dtype)
+    return tl.where((m == 0) | ((r != r) & (r != float("inf"))), m + s, r)
+
+
+@triton.jit
+def _isclose(a, b, p0, p1, p2):
+    """rtol = p0, atol = p1, equal_nan = p2; the distance in float64 as on the CPU."""
+    ad = a.to(tl.float64)
+    bd = b.to(tl.float64)
+    inf = float("inf")
+    finite = (tl.abs(ad) < inf) & (tl.abs(bd) < inf)
+    close = finite & (tl.abs(ad - bd) <= p1 + p0 * tl.abs(bd))
+    # equal_nan as a block: the interpreter cannot & a float-compare scalar with a block
+    both_nan = (ad != ad) & (bd != bd) & ((tl.zeros_like(ad) + p2) != 0)
+    return (a == b) | close | both_nan
 
 
 # ---- unary ops ------------------------------------------------------------------------
@@ -397,6 +461,65 @@ def _hardswish(x, p0, p1, p2):
     return _fdiv(x * _relu6(x + 3.0), tl.full(x.shape, 6, x.dtype))
 
 
+@triton.jit
+def _log1p_op(x, p0, p1, p2):
+    return _log1p(x)
+
+
+@triton.jit
+def _expm1_op(x, p0, p1, p2):
+    return _expm1(x)
+
+
+@triton.jit
+def _signbit_op(x, p0, p1, p2):
+    if x.dtype.is_floating():
+        r = _signbit(x)
+    else:
+        r = x < 0  # False for bool
+    return r
+
+
+@triton.jit
+def _round(x, p0, p1, p2):
+    """Round half to even (nearbyint); d = x - floor(x) is exact or rounds harmlessly."""
+    f = tl.floor(x)
+    d = x - f
+    f_even = tl.floor(f * 0.5) * 2.0 == f
+    r = tl.where(d > 0.5, f + 1.0, tl.where(d < 0.5, f, tl.where(f_even, f, f + 1.0)))
+    return _copysign(r, x)  # -0.4 -> -0.
+
+
+@triton.jit
+def _nan_to_num(x, p0, p1, p2):
+    """p0 replaces NaN, p1 +inf, p2 -inf."""
+    r = tl.where(x == float("inf"), p1.to(x.dtype), x)
+    r = tl.where(x == -float("inf"), p2.to(x.dtype), r)
+    return tl.where(x != x, p0.to(x.dtype), r)
+
+
+@triton.jit
+def _elu(x, p0, p1, p2):
+    """elu(x, alpha=p0, scale=p1, input_scale=p2)."""
+    alpha = p0.to(x.dtype)
+    scale = p1.to(x.dtype)
+    return tl.where(x <= 0, _expm1(x * p2.to(x.dtype)) * alpha * scale, x * scale)
+
+
+@triton.jit
+def _softplus(x, p0, p1, p2):
+    """softplus(x, beta=p0, threshold=p1): linear where x * beta > threshold."""
+    b = p0.to(x.dtype)
+    xb = x * b
+    soft = _fdiv(_log1p(tl.exp(xb)), tl.full(x.shape, 1, x.dtype) * b)
+    return tl.where(xb > p1.to(x.dtype), x, soft)
+
+
+@triton.jit
+def _mish(x, p0, p1, p2):
+    return x * _tanh(_log1p(tl.exp(x)))
+
+
 # ---- ternary ops ----------------------------------------------------------------------
 
 @triton.jit
@@ -448,6 +571,9 @@ UNARY = {
     "isneginf": (_isneginf, ALL), "isfinite": (_isfinite, ALL),
     "threshold": (_threshold, NUM), "leaky_relu": (_leaky_relu, FLOAT),
     "hardsigmoid": (_hardsigmoid, FLOAT), "hardswish": (_hardswish, FLOAT),
+    "log1p": (_log1p_op, FLOAT), "expm1": (_expm1_op, FLOAT), "signbit": (_signbit_op, ALL),
+    "round": (_round, FLOAT), "nan_to_num": (_nan_to_num, FLOAT), "elu": (_elu, FLOAT),
+    "softplus": (_softplus, FLOAT), "mish": (_mish, FLOAT),
 }
 BINARY = {
     "add": (_add, ALL), "sub": (_sub, NUM), "mul": (_mul, ALL), "div": (_div, FLOAT),
@@ -458,6 +584,7 @@ BINARY = {
     "logical_xor": (_logical_xor, ALL), "bitwise_and": (_bitwise_and, INT_BOOL),
     "bitwise_or": (_bitwise_or, INT_BOOL), "bitwise_xor": (_bitwise_xor, INT_BOOL),
     "heaviside": (_heaviside, ALL), "xlogy": (_xlogy, FLOAT),
+    "copysign": (_copysign_op, FLOAT), "hypot": (_hypot, FLOAT), "isclose": (_isclose, ALL),
 }
 TERNARY = {
     "where": (_where, ALL), "lerp": (_lerp3, FLOAT), "addcmul": (_addcmul, NUM),

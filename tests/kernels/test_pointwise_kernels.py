@@ -78,14 +78,24 @@ UNARY = {
     "hardsigmoid": (lambda x: np.clip(x + 3, 0, 6) / 6, "wide", ()),
     "hardswish": (lambda x: x * np.clip(x + 3, 0, 6) / 6, "wide", ()),
     "bitwise_not": (lambda x: -x - 1, "any", ()),  # ints only (floats: test_errors)
+    "log1p": (np.log1p, "w", ()),
+    "expm1": (np.expm1, "any", ()),
+    "signbit": (np.signbit, "special", ()),
+    "round": (np.round, "halves", ()),
+    "nan_to_num": (lambda x: np.nan_to_num(x, nan=0.5, posinf=100.0, neginf=-100.0),
+                   "special", (0.5, 100.0, -100.0)),
+    "elu": (lambda x: np.where(x <= 0, np.expm1(x) * 1.5, x), "any", (1.5, 1.0, 1.0)),
+    "softplus": (lambda x: np.where(2 * x > 4, x, np.log1p(np.exp(2 * x)) / 2), "any",
+                 (2.0, 4.0)),
+    "mish": (lambda x: x * np.tanh(np.log1p(np.exp(x))), "wide", ()),
 }
-BOOL_OUT = {"logical_not", "isnan", "isinf", "isposinf", "isneginf", "isfinite"}
+BOOL_OUT = {"signbit", "logical_not", "isnan", "isinf", "isposinf", "isneginf", "isfinite"}
 # integer kernels truncate float parameters, like the CPU's from_param: clamp to [0, 1]
 UNARY_INT_REF = {"clamp": lambda x: np.clip(x, 0, 1),
                  "threshold": lambda x: np.where(x <= 0, -1, x)}
 UNARY_INT = ["neg", "abs", "relu", "clamp", "sign", "logical_not", "isnan", "isinf",
-             "isposinf", "isneginf", "isfinite", "threshold", "bitwise_not"]
-UNARY_BOOL = ["sign", "logical_not", "isnan", "isinf", "isfinite", "bitwise_not"]
+             "isposinf", "isneginf", "isfinite", "threshold", "bitwise_not", "signbit"]
+UNARY_BOOL = ["sign", "logical_not", "isnan", "isinf", "isfinite", "bitwise_not", "signbit"]
 BINARY = {
     "add": (lambda a, b: a + 2 * b, (2.0,)),
     "sub": (lambda a, b: a - 3 * b, (3.0,)),
@@ -101,12 +111,16 @@ BINARY = {
     "logical_xor": (np.logical_xor, ()),
     "heaviside": (lambda x, v: np.where(x == 0, v, (x > 0) * 1.0), ()),
     "xlogy": (lambda x, y: np.where(x == 0, 0.0, x * np.log(y)), ()),
+    "copysign": (np.copysign, ()),
+    "hypot": (np.hypot, ()),
+    "isclose": (lambda a, b: np.isclose(a, b, rtol=0.25, atol=0.125), (0.25, 0.125, 0.0)),
 }
 BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
            "bitwise_xor": np.bitwise_xor}
-COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
+COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+           "isclose"}
 BINARY_INT = ["add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-              "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "heaviside"]
+              "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "heaviside", "isclose"]
 BINARY_BOOL = ["add", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
                "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "heaviside"]
 TERNARY = {
@@ -129,7 +143,9 @@ def values(shape, dtype, domain, rng):
     elif domain == "wide":
         v = rng.uniform(-5.0, 5.0, shape)
     elif domain == "special":
-        v = rng.choice([0.0, -1.5, 2.0, np.nan, np.inf, -np.inf], shape)
+        v = rng.choice([0.0, -0.0, -1.5, 2.0, np.nan, np.inf, -np.inf], shape)
+    elif domain == "halves":
+        v = rng.integers(-12, 13, shape) / 2 + rng.choice([0.0, 0.25, -0.25], shape)
     elif domain == "w":
         v = rng.uniform(-0.2, 1.2, shape)
     else:
@@ -407,3 +423,35 @@ def test_collapse():
     assert P.collapse((2, 1, 4), [(4, 4, 1)]) == ((8,), [(1,)])
     assert P.collapse((), [(), ()]) == ((1,), [(1,), (1,)])
     assert P.collapse((3, 4), [(1, 3)]) == ((3, 4), [(1, 3)])
+
+
+def test_special_values_2():
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([1e-10, -1.0, inf, -inf, 0.0, -0.0], dtype=torch.float64)
+    out = torch.empty(6, dtype=torch.float64)
+    P.unary("log1p", out, x, (1,))
+    assert out[0].item() == pytest.approx(1e-10 - 5e-21, rel=1e-15) and math.isnan(out[3])
+    assert out.tolist()[1:3] == [-inf, inf] and out.tolist()[4:] == [0.0, -0.0]
+    assert math.copysign(1.0, out[5].item()) == -1.0
+    P.unary("expm1", out, x, (1,))
+    assert out[0].item() == pytest.approx(1e-10 + 5e-21, rel=1e-15)
+    assert out.tolist()[2:] == [inf, -1.0, 0.0, -0.0]
+    r = torch.tensor([2.5, 3.5, -0.4, -2.5, 0.49999997, 1e30])
+    out = torch.empty(6)
+    P.unary("round", out, r, (1,))
+    assert out.tolist() == [2.0, 4.0, -0.0, -2.0, 0.0, float(np.float32(1e30))]
+    assert math.copysign(1.0, out[2].item()) == -1.0
+    a = torch.tensor([3.0, inf, nan, 1e30, 0.0, -5.0])
+    b = torch.tensor([4.0, nan, inf, 1e30, 0.0, 12.0])
+    P.binary("hypot", out, a, (1,), b, (1,))
+    assert out.tolist()[:2] == [5.0, inf] and out[2].item() == inf
+    assert out[3].item() == pytest.approx(1.4142135e30) and out.tolist()[4:] == [0.0, 13.0]
+    c = torch.empty(6, dtype=torch.bool)
+    P.binary("isclose", c, a, (1,), b, (1,), 1e-5, 1e-8, 1.0)
+    assert c.tolist() == [False, False, False, True, True, False]
+    n = torch.tensor([nan, inf, 1.0])
+    c3 = torch.empty(3, dtype=torch.bool)
+    P.binary("isclose", c3, n, (1,), n, (1,), 1e-5, 1e-8, 1.0)
+    assert c3.tolist() == [True, True, True]
+    P.binary("isclose", c3, n, (1,), n, (1,), 1e-5, 1e-8, 0.0)
+    assert c3.tolist() == [False, True, True]
