@@ -26,11 +26,20 @@ The launchers have the signatures of framework/_cpu/pointwise.py. Tensor argumen
 (the address of element 0 of the view) and ``dtype`` (a dtype Triton can name); the
 launchers also read ``_shape``/``_stride`` (framework tensors) or ``shape``/``stride()``
 (torch tensors) of ``out``; input strides are the explicit ``*_stride`` arguments, in
-elements, already expanded to out's shape (0 where broadcast).
+elements, already expanded to out's shape (0 where broadcast). On a GPU Triton reads
+only ``data_ptr()`` and ``str(dtype)`` (its last dotted part: "framework.float32" works).
+Under TRITON_INTERPRET=1, Triton's interpreter also copies every tensor argument's storage
+through torch's API (``untyped_storage()``, ``new_empty``, ``set_``), so framework tensors
+need an adapter there (issue 3, item 6); the tests use torch CPU tensors.
 
-Known differences from the CPU kernels: exp/log/sin/cos/sigmoid use Triton's core math
+Known differences from the CPU kernels: exp/log/sin/cos/erf use Triton's core math
 (fast hardware approximations on a GPU for float32, a few ulp off the CPU's and worse for
-large |x| in sin/cos); tanh is computed in float64 for float32 inputs from exp.
+large |x| in sin/cos; libdevice is not available in the interpreter); tanh is computed in
+float64 from exp; log1p/expm1 use the Goldberg/Kahan tricks on log/exp.
+Not yet here (the CPU has them): unary pow_scalar, tan, asin, acos, atan, sinh, cosh,
+asinh, acosh, atanh, sinc, erfc, erfinv, logit, round_decimals; binary div_trunc,
+div_floor, remainder, fmod, pow, atan2, ldexp, logaddexp, logaddexp2, nextafter, lshift,
+rshift. More than MAX_DIMS dims that do not merge raise RuntimeError.
 """
 import struct
 

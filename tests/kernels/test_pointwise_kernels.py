@@ -455,3 +455,35 @@ def test_special_values_2():
     assert c3.tolist() == [True, True, True]
     P.binary("isclose", c3, n, (1,), n, (1,), 1e-5, 1e-8, 0.0)
     assert c3.tolist() == [False, True, True]
+
+
+OTHER_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int64, torch.float64]
+
+
+@pytest.mark.parametrize("dtype", OTHER_DTYPES, ids=str)
+def test_other_dtypes(dtype):
+    # computed in the dtype itself: NumPy in the same dtype is the reference (wrapping too)
+    rng = np.random.default_rng(4)
+    npdt = torch.empty(0, dtype=dtype).numpy().dtype
+    va = rng.integers(-100, 100, SHAPE).astype(npdt)
+    vb = rng.integers(-100, 100, (1, SHAPE[1])).astype(npdt)
+    a = torch.from_numpy(va).t().contiguous().t()
+    b = torch.from_numpy(vb).expand(*SHAPE)
+    refs = {"add": va + npdt.type(2) * vb, "mul": va * vb, "maximum": np.maximum(va, vb),
+            "lt": va < vb}
+    for name, ref in refs.items():
+        out = torch.empty(SHAPE, dtype=torch.bool if name == "lt" else dtype)
+        P.binary(name, out, a, a.stride(), b, b.stride(), 2.0)
+        assert np.array_equal(out.numpy(), ref), name
+    for name, ref in {"neg": -va, "abs": np.abs(va) if npdt != np.uint8 else va,
+                      "relu": np.maximum(va, npdt.type(0))}.items():
+        out = torch.empty(SHAPE, dtype=dtype)
+        P.unary(name, out, a, a.stride())
+        assert np.array_equal(out.numpy(), ref), name
+
+
+def test_kernel_names_match_the_cpu_backend():
+    from framework import _C
+    assert set(P.UNARY) <= set(_C.unary_ops())
+    assert set(P.BINARY) <= set(_C.binary_ops())
+    assert set(P.TERNARY) == set(_C.ternary_ops())
