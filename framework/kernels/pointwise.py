@@ -36,17 +36,16 @@ Known differences from the CPU kernels: exp/log/sin/cos/erf use Triton's core ma
 (fast hardware approximations on a GPU for float32, a few ulp off the CPU's and worse for
 large |x| in sin/cos; libdevice is not available in the interpreter); tanh is computed in
 float64 from exp; log1p/expm1 use the Goldberg/Kahan tricks on log/exp.
-Not yet here (the CPU has them): unary pow_scalar, tan, asin, acos, atan, sinh, cosh,
-asinh, acosh, atanh, sinc, erfc, erfinv, logit, round_decimals; binary div_trunc,
-div_floor, remainder, fmod, pow, atan2, ldexp, logaddexp, logaddexp2, nextafter, lshift,
-rshift. More than MAX_DIMS dims that do not merge raise RuntimeError.
+Not yet here (the CPU has them): unary pow_scalar, asin, acos, atan, sinh, cosh, asinh,
+acosh, atanh, sinc, erfc, erfinv, round_decimals; binary div_trunc, div_floor, remainder,
+fmod, pow, atan2, ldexp, nextafter. More than MAX_DIMS dims that do not merge raise RuntimeError.
 """
 import struct
 
 import triton
 import triton.language as tl
 
-from .pointwise_ops import BINARY, FLOAT, INT_BOOL, NUM, TERNARY, UNARY
+from .pointwise_ops import BINARY, FLOAT, INT, INT_BOOL, NUM, TERNARY, UNARY
 
 MAX_DIMS = 8
 BLOCK = 1024  # elements per program: a power of two, 8 per thread at 4 warps
@@ -145,8 +144,9 @@ def _check(kernel, table, t):
     fn, allowed = table[kernel]
     name = _dtype_name(t)
     is_float = name in ("float16", "bfloat16", "float32", "float64")
-    if ((allowed == FLOAT and not is_float) or (allowed == NUM and name == "bool")
-            or (allowed == INT_BOOL and is_float)):
+    is_bool = name == "bool"
+    if ((allowed == FLOAT and not is_float) or (allowed == NUM and is_bool)
+            or (allowed == INT_BOOL and is_float) or (allowed == INT and (is_float or is_bool))):
         # PyTorch's CUDA kernels name themselves "<op>_cuda" in this message
         raise NotImplementedError(f"\"{kernel}_cuda\" not implemented for '{type_name(name)}'")
     return fn

@@ -234,6 +234,36 @@ def _isclose(a, b, p0, p1, p2):
     return (a == b) | close | both_nan
 
 
+@triton.jit
+def _logaddexp(a, b, p0, p1, p2):
+    m = tl.where(a > b, a, tl.where(b != b, b, tl.where(a != a, a, b)))
+    r = m + _log1p(tl.exp(-tl.abs(a - b)))
+    return tl.where((tl.abs(a) == float("inf")) & (a == b), a, r)  # inf + inf, -inf + -inf
+
+
+@triton.jit
+def _logaddexp2(a, b, p0, p1, p2):
+    m = tl.where(a > b, a, tl.where(b != b, b, tl.where(a != a, a, b)))
+    r = m + _log1p(tl.exp2(-tl.abs(a - b))) * 1.4426950408889634
+    return tl.where((tl.abs(a) == float("inf")) & (a == b), a, r)
+
+
+@triton.jit
+def _lshift(a, b, p0, p1, p2):
+    """Shifts by a negative amount or by the bit width or more give 0, as in PyTorch."""
+    bits: tl.constexpr = a.dtype.primitive_bitwidth
+    ok = (b >= 0) & (b < bits)
+    return tl.where(ok, a << tl.where(ok, b, 0).to(a.dtype), 0).to(a.dtype)
+
+
+@triton.jit
+def _rshift(a, b, p0, p1, p2):
+    """Shifts past the width (or negative, read as unsigned) give the sign, as in PyTorch."""
+    bits: tl.constexpr = a.dtype.primitive_bitwidth
+    ok = (b >= 0) & (b < bits)
+    return a >> tl.where(ok, b, bits - 1).to(a.dtype)
+
+
 # ---- unary ops ------------------------------------------------------------------------
 
 @triton.jit
@@ -520,6 +550,21 @@ def _mish(x, p0, p1, p2):
     return x * _tanh(_log1p(tl.exp(x)))
 
 
+@triton.jit
+def _tan(x, p0, p1, p2):
+    return _fdiv(tl.sin(x), tl.cos(x))
+
+
+@triton.jit
+def _logit(x, p0, p1, p2):
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] (eps = p0) when p1 != 0."""
+    lo = p0.to(x.dtype)
+    hi = 1.0 - lo
+    clamped = tl.where(x < lo, lo, tl.where(x > hi, hi, x))
+    x = tl.where((tl.zeros_like(x) + p1) != 0, clamped, x)
+    return tl.log(_fdiv(x, 1.0 - x))
+
+
 # ---- ternary ops ----------------------------------------------------------------------
 
 @triton.jit
@@ -554,7 +599,7 @@ def _clamp3(x, lo, hi, p0, p1, p2):
 
 # ---- op tables: name -> (function, dtypes it accepts) ---------------------------------
 # dtype classes as in native/pointwise.h: FLOAT, NUM (int and float), ALL (with bool)
-FLOAT, NUM, ALL, INT_BOOL = "float", "num", "all", "int_bool"
+FLOAT, NUM, ALL, INT_BOOL, INT = "float", "num", "all", "int_bool", "int"
 
 UNARY = {
     "neg": (_neg, NUM), "abs": (_abs, NUM), "exp": (_exp, FLOAT), "log": (_log, FLOAT),
@@ -573,7 +618,8 @@ UNARY = {
     "hardsigmoid": (_hardsigmoid, FLOAT), "hardswish": (_hardswish, FLOAT),
     "log1p": (_log1p_op, FLOAT), "expm1": (_expm1_op, FLOAT), "signbit": (_signbit_op, ALL),
     "round": (_round, FLOAT), "nan_to_num": (_nan_to_num, FLOAT), "elu": (_elu, FLOAT),
-    "softplus": (_softplus, FLOAT), "mish": (_mish, FLOAT),
+    "softplus": (_softplus, FLOAT), "mish": (_mish, FLOAT), "tan": (_tan, FLOAT),
+    "logit": (_logit, FLOAT),
 }
 BINARY = {
     "add": (_add, ALL), "sub": (_sub, NUM), "mul": (_mul, ALL), "div": (_div, FLOAT),
@@ -585,6 +631,8 @@ BINARY = {
     "bitwise_or": (_bitwise_or, INT_BOOL), "bitwise_xor": (_bitwise_xor, INT_BOOL),
     "heaviside": (_heaviside, ALL), "xlogy": (_xlogy, FLOAT),
     "copysign": (_copysign_op, FLOAT), "hypot": (_hypot, FLOAT), "isclose": (_isclose, ALL),
+    "logaddexp": (_logaddexp, FLOAT), "logaddexp2": (_logaddexp2, FLOAT),
+    "lshift": (_lshift, INT), "rshift": (_rshift, INT),
 }
 TERNARY = {
     "where": (_where, ALL), "lerp": (_lerp3, FLOAT), "addcmul": (_addcmul, NUM),

@@ -88,6 +88,9 @@ UNARY = {
     "softplus": (lambda x: np.where(2 * x > 4, x, np.log1p(np.exp(2 * x)) / 2), "any",
                  (2.0, 4.0)),
     "mish": (lambda x: x * np.tanh(np.log1p(np.exp(x))), "wide", ()),
+    "tan": (np.tan, "w", ()),
+    "logit": (lambda x: np.log(np.clip(x, 0.125, 0.875) / (1 - np.clip(x, 0.125, 0.875))),
+              "w", (0.125, 1.0)),
 }
 BOOL_OUT = {"signbit", "logical_not", "isnan", "isinf", "isposinf", "isneginf", "isfinite"}
 # integer kernels truncate float parameters, like the CPU's from_param: clamp to [0, 1]
@@ -114,6 +117,8 @@ BINARY = {
     "copysign": (np.copysign, ()),
     "hypot": (np.hypot, ()),
     "isclose": (lambda a, b: np.isclose(a, b, rtol=0.25, atol=0.125), (0.25, 0.125, 0.0)),
+    "logaddexp": (np.logaddexp, ()),
+    "logaddexp2": (np.logaddexp2, ()),
 }
 BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
            "bitwise_xor": np.bitwise_xor}
@@ -487,3 +492,32 @@ def test_kernel_names_match_the_cpu_backend():
     assert set(P.UNARY) <= set(_C.unary_ops())
     assert set(P.BINARY) <= set(_C.binary_ops())
     assert set(P.TERNARY) == set(_C.ternary_ops())
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int8, torch.int64], ids=str)
+def test_shifts(dtype):
+    npdt = torch.empty(0, dtype=dtype).numpy().dtype
+    bits = npdt.itemsize * 8
+    a = np.array([1, -1, 5, -8, 3, 7, -9, 1], npdt)
+    b = np.array([0, 1, 2, 3, bits - 1, bits, -1, bits + 3], npdt)
+    out = torch.empty(8, dtype=dtype)
+    P.binary("lshift", out, torch.from_numpy(a), (1,), torch.from_numpy(b), (1,))
+    ref = [int(np.left_shift(x, y)) if 0 <= y < bits else 0 for x, y in zip(a, b)]
+    assert out.tolist() == ref
+    P.binary("rshift", out, torch.from_numpy(a), (1,), torch.from_numpy(b), (1,))
+    ref = [int(x) >> (int(y) if 0 <= y < bits else bits - 1) for x, y in zip(a, b)]
+    assert out.tolist() == ref
+    with pytest.raises(NotImplementedError, match="\"lshift_cuda\" not implemented for 'Bool'"):
+        bo = torch.zeros(2, dtype=torch.bool)
+        P.binary("lshift", bo, bo, (1,), bo, (1,))
+
+
+def test_logaddexp_infinities():
+    inf, nan = float("inf"), float("nan")
+    a = torch.tensor([inf, -inf, inf, -inf, nan, 1.0])
+    b = torch.tensor([inf, -inf, -inf, 2.0, 1.0, nan])
+    out = torch.empty(6)
+    for name in ("logaddexp", "logaddexp2"):
+        P.binary(name, out, a, (1,), b, (1,))
+        assert out.tolist()[:4] == [inf, -inf, inf, 2.0], name
+        assert math.isnan(out[4]) and math.isnan(out[5])
