@@ -1,0 +1,232 @@
+"""Pointwise kernels (Triton): one generic N-d strided broadcasting kernel per arity.
+
+Each op is a small scalar ``@triton.jit`` function of its operands and the three float
+parameters p0, p1, p2 (pointwise_ops.py: ``_add(a, b, p0, p1, p2) = a + p0 * b``), listed
+with the dtypes it takes in pointwise_ops.UNARY/BINARY/TERNARY under the CPU backend's
+kernel names. ``_unary_kernel``,
+``_binary_kernel`` and ``_ternary_kernel`` take that function as a ``tl.constexpr`` and
+wrap it in the memory access: each program handles BLOCK elements of the flattened output
+index space. The host first merges dims that are contiguous in every operand and drops
+size-1 dims (like native/common.h's Nest), so most launches are 1-d; when every operand
+is then contiguous (stride 1) the kernel skips the index math (CONTIG). Otherwise the
+linear index is unravelled into up to MAX_DIMS coordinates and each operand's offset
+comes from its own strides (0 on broadcast dims). Offsets are int64 when an index or an
+offset may reach 2**31 (IDX64), int32 otherwise.
+
+dtypes: float16 and bfloat16 operands are computed in float32 (upcast on load, rounded
+once on store); float32 and float64 compute in their own type; integer and bool operands
+compute in their own type where the op allows them (the same masks as the CPU kernels:
+FLOAT ops raise NotImplementedError for integers, NUM ops for bool). The parameters are
+passed as the bits of a float64 so that float64 ops see them exactly (a Python float
+argument would be typed float32 by Triton), and cast to the compute dtype in the op like
+the CPU's ``from_param`` (integers truncate).
+
+The launchers have the signatures of framework/_cpu/pointwise.py. Tensor arguments
+(out, x, a, b, c) must expose what Triton needs of a pointer argument: ``data_ptr()``
+(the address of element 0 of the view) and ``dtype`` (a dtype Triton can name); the
+launchers also read ``_shape``/``_stride`` (framework tensors) or ``shape``/``stride()``
+(torch tensors) of ``out``; input strides are the explicit ``*_stride`` arguments, in
+elements, already expanded to out's shape (0 where broadcast). On a GPU Triton reads
+only ``data_ptr()`` and ``str(dtype)`` (its last dotted part: "framework.float32" works).
+Under TRITON_INTERPRET=1, Triton's interpreter also copies every tensor argument's storage
+through torch's API (``untyped_storage()``, ``new_empty``, ``set_``), so framework tensors
+need an adapter there (issue 3, item 6); the tests use torch CPU tensors.
+
+Known differences from the CPU kernels: exp/log/sin/cos/erf use Triton's core math
+(fast hardware approximations on a GPU for float32, a few ulp off the CPU's and worse for
+large |x| in sin/cos; libdevice is not available in the interpreter); tanh is computed in
+float64 from exp; log1p/expm1 use the Goldberg/Kahan tricks on log/exp.
+Not yet here (the CPU has them): unary pow_scalar, asin, acos, atan, sinh, cosh, asinh,
+acosh, atanh, sinc, erfc, erfinv, round_decimals; binary div_trunc, div_floor, remainder,
+fmod, pow, atan2, ldexp, nextafter. More than MAX_DIMS dims that do not merge raise RuntimeError.
+"""
+import struct
+
+import triton
+import triton.language as tl
+
+from .pointwise_ops import BINARY, FLOAT, INT, INT_BOOL, NUM, TERNARY, UNARY
+
+MAX_DIMS = 8
+BLOCK = 1024  # elements per program: a power of two, 8 per thread at 4 warps
+_INT32_LIMIT = 2**31
+
+
+@triton.jit
+def _up(x):
+    """16-bit floats compute in float32."""
+    if x.dtype.is_fp16() or x.dtype.is_bf16():
+        x = x.to(tl.float32)
+    return x
+
+
+# ---- the generic kernels --------------------------------------------------------------
+
+@triton.jit
+def _index(n, BLOCK: tl.constexpr, IDX64: tl.constexpr):
+    """This program's linear output indices and their mask."""
+    if IDX64:
+        i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    else:
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    return i, i < n
+
+
+@triton.jit
+def _offset(i, shape, stride, NDIM: tl.constexpr, CONTIG: tl.constexpr):
+    """Element offset of linear index i in an operand with these strides (row-major)."""
+    if CONTIG:
+        off = i
+    else:
+        rem = i
+        off = tl.zeros_like(i)
+        for d in tl.static_range(NDIM - 1, 0, -1):
+            off += (rem % shape[d]) * stride[d]
+            rem = rem // shape[d]
+        off += rem * stride[0]
+    return off
+
+
+@triton.jit
+def _unary_kernel(out, x, n, shape, so, sx, p0, p1, p2, OP: tl.constexpr,
+                  NDIM: tl.constexpr, CONTIG: tl.constexpr, IDX64: tl.constexpr,
+                  BLOCK: tl.constexpr):
+    i, mask = _index(n, BLOCK, IDX64)
+    p0, p1, p2 = _params(p0, p1, p2)
+    vx = _up(tl.load(x + _offset(i, shape, sx, NDIM, CONTIG), mask=mask))
+    r = OP(vx, p0, p1, p2)
+    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), r.to(out.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _binary_kernel(out, a, b, n, shape, so, sa, sb, p0, p1, p2, OP: tl.constexpr,
+                   NDIM: tl.constexpr, CONTIG: tl.constexpr, IDX64: tl.constexpr,
+                   BLOCK: tl.constexpr):
+    i, mask = _index(n, BLOCK, IDX64)
+    p0, p1, p2 = _params(p0, p1, p2)
+    va = _up(tl.load(a + _offset(i, shape, sa, NDIM, CONTIG), mask=mask))
+    vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask))
+    r = OP(va, vb, p0, p1, p2)
+    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), r.to(out.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _ternary_kernel(out, a, b, c, n, shape, so, sa, sb, sc, p0, p1, p2, OP: tl.constexpr,
+                    NDIM: tl.constexpr, CONTIG: tl.constexpr, IDX64: tl.constexpr,
+                    BLOCK: tl.constexpr):
+    i, mask = _index(n, BLOCK, IDX64)
+    p0, p1, p2 = _params(p0, p1, p2)
+    va = _up(tl.load(a + _offset(i, shape, sa, NDIM, CONTIG), mask=mask))
+    vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask))
+    vc = _up(tl.load(c + _offset(i, shape, sc, NDIM, CONTIG), mask=mask))
+    r = OP(va, vb, vc, p0, p1, p2)
+    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), r.to(out.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _params(p0, p1, p2):
+    """The float64 parameters from their bits (int64)."""
+    return (p0.to(tl.int64).to(tl.float64, bitcast=True),
+            p1.to(tl.int64).to(tl.float64, bitcast=True),
+            p2.to(tl.int64).to(tl.float64, bitcast=True))
+
+
+# ---- host side ------------------------------------------------------------------------
+
+def _dtype_name(t):
+    return str(t.dtype).rsplit(".", 1)[-1]
+
+
+def _check(kernel, table, t):
+    """NotImplementedError for a dtype the op does not take, as the CPU kernels raise."""
+    if kernel not in table:
+        raise NotImplementedError(f"pointwise kernel \"{kernel}\" has no Triton version yet")
+    fn, allowed = table[kernel]
+    name = _dtype_name(t)
+    is_float = name in ("float16", "bfloat16", "float32", "float64")
+    is_bool = name == "bool"
+    if ((allowed == FLOAT and not is_float) or (allowed == NUM and is_bool)
+            or (allowed == INT_BOOL and is_float) or (allowed == INT and (is_float or is_bool))):
+        # PyTorch's CUDA kernels name themselves "<op>_cuda" in this message
+        raise NotImplementedError(f"\"{kernel}_cuda\" not implemented for '{type_name(name)}'")
+    return fn
+
+
+def type_name(name):
+    """PyTorch's name of a dtype in kernel errors ('Float', 'Bool', 'Long', ...)."""
+    return {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+            "int32": "Int", "int64": "Long", "float16": "Half", "bfloat16": "BFloat16",
+            "float32": "Float", "float64": "Double"}.get(name, name)
+
+
+def _shape_stride(t):
+    shape = getattr(t, "_shape", None)
+    if shape is None:
+        return tuple(t.shape), tuple(t.stride())
+    return tuple(shape), tuple(t._stride)
+
+
+def collapse(shape, strides):
+    """Merge dims that are contiguous in every operand and drop size-1 dims (like Nest).
+
+    ``strides`` is a list of stride tuples, one per operand. Returns (shape, strides) with
+    at least one dim."""
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    out_shape, out_strides = [], [[] for _ in strides]
+    for d in dims:
+        if out_shape and all(st[-1] == s[d] * shape[d] for st, s in zip(out_strides, strides)):
+            out_shape[-1] *= shape[d]
+            for st, s in zip(out_strides, strides):
+                st[-1] = s[d]
+        else:
+            out_shape.append(shape[d])
+            for st, s in zip(out_strides, strides):
+                st.append(s[d])
+    if not out_shape:  # 0-d or all size 1: one element
+        return (1,), [(1,) for _ in strides]
+    return tuple(out_shape), [tuple(st) for st in out_strides]
+
+
+def _params_bits(*ps):
+    return [struct.unpack("<q", struct.pack("<d", float(p)))[0] for p in ps]
+
+
+def _launch(kernel_fn, op, out, inputs, in_strides, ps):
+    shape, so = _shape_stride(out)
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return
+    shape, strides = collapse(shape, [so] + [tuple(s) for s in in_strides])
+    ndim = len(shape)
+    if ndim > MAX_DIMS:
+        raise RuntimeError(f"pointwise kernel: {ndim} non-mergeable dims, at most {MAX_DIMS}")
+    contig = ndim == 1 and all(st[0] == 1 for st in strides)
+    extent = max([n] + [sum((sz - 1) * abs(x) for sz, x in zip(shape, st)) + 1
+                        for st in strides])
+    idx64 = extent + BLOCK >= _INT32_LIMIT  # the last program's indices run past n
+    grid = (triton.cdiv(n, BLOCK),)
+    kernel_fn[grid](out, *inputs, n, shape, *strides, *_params_bits(*ps), OP=op, NDIM=ndim,
+                    CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)
+
+
+def unary(kernel, out, x, x_stride, p0=0.0, p1=0.0, p2=0.0):
+    op = _check(kernel, UNARY, x)
+    _launch(_unary_kernel, op, out, (x,), (x_stride,), (p0, p1, p2))
+
+
+def binary(kernel, out, a, a_stride, b, b_stride, p0=0.0, p1=0.0, p2=0.0):
+    op = _check(kernel, BINARY, a)
+    _launch(_binary_kernel, op, out, (a, b), (a_stride, b_stride), (p0, p1, p2))
+
+
+def ternary(kernel, out, a, a_stride, b, b_stride, c, c_stride, p0=0.0):
+    if kernel == "where":
+        if _dtype_name(a) != "bool":
+            raise RuntimeError("where expected condition to be a boolean tensor")
+        op = _check(kernel, TERNARY, b)
+    else:
+        op = _check(kernel, TERNARY, a)
+    _launch(_ternary_kernel, op, out, (a, b, c), (a_stride, b_stride, c_stride),
+            (p0, 0.0, 0.0))

@@ -1,0 +1,523 @@
+"""framework/kernels/pointwise.py (Triton, run by the interpreter on torch CPU tensors)
+against NumPy float64: every op over contiguous, transposed, stepped and broadcast
+operands, 16-bit floats, int32 and bool where the op takes them, 0-d and empty."""
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+tl = pytest.importorskip("triton.language")
+from triton.runtime.interpreter import InterpretedFunction  # noqa: E402
+
+import framework.kernels.pointwise as P  # noqa: E402
+
+if not isinstance(P._unary_kernel, InterpretedFunction):
+    # Triton decides at import whether its kernels compile or interpret; these run on CPU
+    # tensors, so they need the interpreter (`make test` sets it where there is no GPU).
+    pytest.skip("needs TRITON_INTERPRET=1 from the start of the run", allow_module_level=True)
+
+SHAPE = (37, 41)  # 1517 elements: two programs of 1024, the second one masked
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+TOL = {torch.float32: (1e-5, 1e-6), torch.float16: (2e-3, 1e-3),
+       torch.bfloat16: (1.6e-2, 1e-2), torch.float64: (1e-12, 1e-14)}
+# masked-off lanes (loaded as 0) may divide by zero or take log(0); they are never stored
+pytestmark = pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning",
+                                        "ignore:invalid value:RuntimeWarning")
+LAYOUTS = ["contig", "transposed", "step", "broadcast"]
+_erf = np.vectorize(math.erf)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def lerp(a, b, w):
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+# name -> (reference, value domain, params)
+UNARY = {
+    "neg": (np.negative, "any", ()),
+    "abs": (np.abs, "any", ()),
+    "exp": (np.exp, "any", ()),
+    "log": (np.log, "pos", ()),
+    "sqrt": (np.sqrt, "pos", ()),
+    "rsqrt": (lambda x: 1 / np.sqrt(x), "pos", ()),
+    "sin": (np.sin, "any", ()),
+    "cos": (np.cos, "any", ()),
+    "tanh": (np.tanh, "any", ()),
+    "sigmoid": (sigmoid, "any", ()),
+    "relu": (lambda x: np.maximum(x, 0), "any", ()),
+    "gelu": (lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), "any", ()),
+    "gelu_tanh": (lambda x: 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3))),
+                  "any", ()),
+    "silu": (lambda x: x * sigmoid(x), "any", ()),
+    "clamp": (lambda x: np.clip(x, -0.5, 1.25), "any", (-0.5, 1.25, 3)),
+    "sign": (np.sign, "any", ()),
+    "reciprocal": (lambda x: 1 / x, "pos", ()),
+    "deg2rad": (np.deg2rad, "any", ()),
+    "rad2deg": (np.rad2deg, "any", ()),
+    "logical_not": (np.logical_not, "any", ()),
+    "exp2": (np.exp2, "any", ()),
+    "log2": (np.log2, "pos", ()),
+    "log10": (np.log10, "pos", ()),
+    "erf": (_erf, "any", ()),
+    "floor": (np.floor, "any", ()),
+    "ceil": (np.ceil, "any", ()),
+    "trunc": (np.trunc, "any", ()),
+    "frac": (lambda x: x - np.trunc(x), "any", ()),
+    "isnan": (np.isnan, "special", ()),
+    "isinf": (np.isinf, "special", ()),
+    "isposinf": (np.isposinf, "special", ()),
+    "isneginf": (np.isneginf, "special", ()),
+    "isfinite": (np.isfinite, "special", ()),
+    "threshold": (lambda x: np.where(x <= 0.5, -1.0, x), "any", (0.5, -1.0)),
+    "leaky_relu": (lambda x: np.where(x > 0, x, 0.125 * x), "any", (0.125,)),
+    "hardsigmoid": (lambda x: np.clip(x + 3, 0, 6) / 6, "wide", ()),
+    "hardswish": (lambda x: x * np.clip(x + 3, 0, 6) / 6, "wide", ()),
+    "bitwise_not": (lambda x: -x - 1, "any", ()),  # ints only (floats: test_errors)
+    "log1p": (np.log1p, "w", ()),
+    "expm1": (np.expm1, "any", ()),
+    "signbit": (np.signbit, "special", ()),
+    "round": (np.round, "halves", ()),
+    "nan_to_num": (lambda x: np.nan_to_num(x, nan=0.5, posinf=100.0, neginf=-100.0),
+                   "special", (0.5, 100.0, -100.0)),
+    "elu": (lambda x: np.where(x <= 0, np.expm1(x) * 1.5, x), "any", (1.5, 1.0, 1.0)),
+    "softplus": (lambda x: np.where(2 * x > 4, x, np.log1p(np.exp(2 * x)) / 2), "any",
+                 (2.0, 4.0)),
+    "mish": (lambda x: x * np.tanh(np.log1p(np.exp(x))), "wide", ()),
+    "tan": (np.tan, "w", ()),
+    "logit": (lambda x: np.log(np.clip(x, 0.125, 0.875) / (1 - np.clip(x, 0.125, 0.875))),
+              "w", (0.125, 1.0)),
+}
+BOOL_OUT = {"signbit", "logical_not", "isnan", "isinf", "isposinf", "isneginf", "isfinite"}
+# integer kernels truncate float parameters, like the CPU's from_param: clamp to [0, 1]
+UNARY_INT_REF = {"clamp": lambda x: np.clip(x, 0, 1),
+                 "threshold": lambda x: np.where(x <= 0, -1, x)}
+UNARY_INT = ["neg", "abs", "relu", "clamp", "sign", "logical_not", "isnan", "isinf",
+             "isposinf", "isneginf", "isfinite", "threshold", "bitwise_not", "signbit"]
+UNARY_BOOL = ["sign", "logical_not", "isnan", "isinf", "isfinite", "bitwise_not", "signbit"]
+BINARY = {
+    "add": (lambda a, b: a + 2 * b, (2.0,)),
+    "sub": (lambda a, b: a - 3 * b, (3.0,)),
+    "mul": (np.multiply, ()),
+    "div": (np.divide, ()),
+    "maximum": (np.maximum, ()),
+    "minimum": (np.minimum, ()),
+    "eq": (np.equal, ()), "ne": (np.not_equal, ()), "lt": (np.less, ()),
+    "le": (np.less_equal, ()), "gt": (np.greater, ()), "ge": (np.greater_equal, ()),
+    "lerp": (lambda a, b: lerp(a, b, 0.75), (0.75,)),
+    "fmax": (np.fmax, ()), "fmin": (np.fmin, ()),
+    "logical_and": (np.logical_and, ()), "logical_or": (np.logical_or, ()),
+    "logical_xor": (np.logical_xor, ()),
+    "heaviside": (lambda x, v: np.where(x == 0, v, (x > 0) * 1.0), ()),
+    "xlogy": (lambda x, y: np.where(x == 0, 0.0, x * np.log(y)), ()),
+    "copysign": (np.copysign, ()),
+    "hypot": (np.hypot, ()),
+    "isclose": (lambda a, b: np.isclose(a, b, rtol=0.25, atol=0.125), (0.25, 0.125, 0.0)),
+    "logaddexp": (np.logaddexp, ()),
+    "logaddexp2": (np.logaddexp2, ()),
+}
+BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+           "bitwise_xor": np.bitwise_xor}
+COMPARE = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+           "isclose"}
+BINARY_INT = ["add", "sub", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+              "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "heaviside", "isclose"]
+BINARY_BOOL = ["add", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+               "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "heaviside"]
+TERNARY = {
+    "where": lambda c, a, b: np.where(c, a, b),
+    "lerp": lerp,
+    "addcmul": lambda a, b, c: a + 2 * b * c,
+    "addcdiv": lambda a, b, c: a + 2 * (b / c),
+    "clamp": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
+}
+
+
+def values(shape, dtype, domain, rng):
+    """float64 values exactly representable in dtype."""
+    if dtype == torch.bool:
+        return rng.random(shape) < 0.5
+    if dtype == torch.int32:
+        return rng.integers(-6, 7, shape).astype(np.float64)
+    if domain == "pos":
+        v = rng.uniform(0.1, 4.0, shape)
+    elif domain == "wide":
+        v = rng.uniform(-5.0, 5.0, shape)
+    elif domain == "special":
+        v = rng.choice([0.0, -0.0, -1.5, 2.0, np.nan, np.inf, -np.inf], shape)
+    elif domain == "halves":
+        v = rng.integers(-12, 13, shape) / 2 + rng.choice([0.0, 0.25, -0.25], shape)
+    elif domain == "w":
+        v = rng.uniform(-0.2, 1.2, shape)
+    else:
+        v = rng.uniform(-3.0, 3.0, shape)
+        v[rng.random(shape) < 0.2] = rng.integers(-2, 3)  # ties for comparisons and clamp
+    return torch.from_numpy(v).to(dtype).double().numpy()
+
+
+def make(v, dtype, layout, which=0):
+    """A view of the values in `layout`, with the strides to pass (expanded to v.shape)."""
+    t = torch.from_numpy(v).to(dtype)
+    if layout == "transposed" and t.dim() >= 2:
+        t = t.t().contiguous().t()
+    elif layout == "step":
+        big = torch.zeros([2 * s + 1 for s in t.shape], dtype=dtype)
+        t = big[tuple(slice(1, None, 2) for _ in t.shape)].copy_(t)
+    elif layout == "broadcast" and t.dim() >= 2:
+        # row broadcast (stride 0 on dim 0) for even operands, column broadcast for odd
+        small = t[:1, :] if which % 2 == 0 else t[:, :1]
+        t = small.expand(*v.shape)
+        v[...] = t.to(torch.bool if v.dtype == bool else torch.float64).numpy()
+    return t, t.stride()
+
+
+def check(out, ref, dtype):
+    got = out.double().numpy() if out.dtype != torch.bool else out.numpy()
+    if out.dtype == torch.bool or dtype in (torch.int32, torch.bool):
+        assert np.array_equal(got, np.asarray(ref, dtype=got.dtype)), (got, ref)
+    else:
+        rtol, atol = TOL[dtype]
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def run_unary(name, dtype, layout, shape=SHAPE):
+    ref_fn, domain, ps = UNARY[name]
+    v = values(shape, dtype, domain, np.random.default_rng(0))
+    x, sx = make(v, dtype, layout)
+    out = torch.empty(shape, dtype=torch.bool if name in BOOL_OUT else dtype)
+    P.unary(name, out, x, sx, *ps)
+    if dtype == torch.int32:
+        ref_fn = UNARY_INT_REF.get(name, ref_fn)
+    if dtype == torch.bool:
+        ref_fn = {"bitwise_not": np.logical_not, "sign": lambda x: x}.get(name, ref_fn)
+    check(out, ref_fn(v), dtype)
+
+
+def run_binary(name, dtype, layout, shape=SHAPE):
+    ref_fn, ps = BINARY[name]
+    rng = np.random.default_rng(1)
+    va = values(shape, dtype, "any", rng)
+    vb = values(shape, dtype, "pos" if name in ("div", "xlogy") else "any", rng)
+    a, sa = make(va, dtype, layout, 0)
+    b, sb = make(vb, dtype, layout, 1)
+    out = torch.empty(shape, dtype=torch.bool if name in COMPARE else dtype)
+    P.binary(name, out, a, sa, b, sb, *ps)
+    ref = ref_fn(va, vb)
+    if dtype == torch.bool and name == "add":
+        ref = va | vb
+    if dtype == torch.bool and name == "heaviside":
+        ref = np.where(~va, vb, va)
+    check(out, ref, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.bool], ids=str)
+@pytest.mark.parametrize("name", sorted(BITWISE))
+def test_bitwise(name, dtype):
+    rng = np.random.default_rng(3)
+    if dtype == torch.bool:
+        va, vb = rng.random(SHAPE) < 0.5, rng.random(SHAPE) < 0.5
+    else:
+        va, vb = rng.integers(-2**31, 2**31, SHAPE), rng.integers(-2**31, 2**31, SHAPE)
+    a, sa = make(va, dtype, "step", 0)
+    b, sb = make(vb, dtype, "broadcast", 1)
+    out = torch.empty(SHAPE, dtype=dtype)
+    P.binary(name, out, a, sa, b, sb)
+    assert np.array_equal(out.numpy(), BITWISE[name](va, vb).astype(out.numpy().dtype))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", sorted(set(UNARY) - {"bitwise_not"}))
+def test_unary_float(name, dtype, layout):
+    run_unary(name, dtype, layout)
+
+
+@pytest.mark.parametrize("layout", ["contig", "step"])
+@pytest.mark.parametrize("name", UNARY_INT)
+def test_unary_int32(name, layout):
+    run_unary(name, torch.int32, layout)
+
+
+@pytest.mark.parametrize("name", UNARY_BOOL)
+def test_unary_bool(name):
+    run_unary(name, torch.bool, "transposed")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_float(name, dtype, layout):
+    run_binary(name, dtype, layout)
+
+
+@pytest.mark.parametrize("layout", ["contig", "broadcast"])
+@pytest.mark.parametrize("name", BINARY_INT)
+def test_binary_int32(name, layout):
+    run_binary(name, torch.int32, layout)
+
+
+@pytest.mark.parametrize("name", BINARY_BOOL)
+def test_binary_bool(name):
+    run_binary(name, torch.bool, "transposed")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype,name", [(dt, n) for n in sorted(TERNARY)
+                                        for dt in FLOATS + [torch.int32]
+                                        if dt.is_floating_point or n not in ("lerp", "addcdiv")],
+                         ids=str)
+def test_ternary(name, dtype, layout):
+    rng = np.random.default_rng(2)
+    shape = SHAPE
+    if name == "where":
+        vs = [values(shape, torch.bool, "any", rng), values(shape, dtype, "any", rng),
+              values(shape, dtype, "any", rng)]
+        dts = [torch.bool, dtype, dtype]
+    else:
+        vs = [values(shape, dtype, "any", rng), values(shape, dtype, "any", rng),
+              values(shape, dtype, {"lerp": "w", "addcdiv": "pos"}.get(name, "any"), rng)]
+        dts = [dtype] * 3
+    if name == "clamp":  # lo <= hi
+        vs[1], vs[2] = np.minimum(vs[1], vs[2]), np.maximum(vs[1], vs[2])
+    args = []
+    for k, (v, dt) in enumerate(zip(vs, dts)):
+        args += make(v, dt, layout, k)
+    out = torch.empty(shape, dtype=dtype)
+    P.ternary(name, out, *args, 2.0 if name in ("addcmul", "addcdiv") else 0.0)
+    check(out, TERNARY[name](*vs), dtype)
+
+
+def test_where_bool_values():
+    c = torch.tensor([True, False, True])
+    a = torch.tensor([True, True, False])
+    b = torch.tensor([False, True, True])
+    out = torch.empty(3, dtype=torch.bool)
+    P.ternary("where", out, c, (1,), a, (1,), b, (1,))
+    assert out.tolist() == [True, True, False]
+
+
+@pytest.mark.parametrize("name", ["exp", "neg", "clamp"])
+def test_unary_0d_and_empty(name):
+    x = torch.tensor(0.75)
+    out = torch.empty((), dtype=torch.float32)
+    P.unary(name, out, x, (), *UNARY[name][2])
+    assert out.item() == pytest.approx(float(UNARY[name][0](np.float64(0.75))), rel=1e-6)
+    for shape in [(0,), (3, 0), (0, 5)]:
+        e = torch.empty(shape)
+        P.unary(name, torch.empty(shape), e, e.stride())  # no launch, no error
+
+
+def test_binary_0d_broadcast_and_empty():
+    a = torch.arange(5.0)
+    b = torch.tensor(2.5)  # a 0-d operand broadcast to (5,)
+    out = torch.empty(5)
+    P.binary("mul", out, a, (1,), b, (0,))
+    assert out.tolist() == [0.0, 2.5, 5.0, 7.5, 10.0]
+    out0 = torch.empty(())
+    P.binary("add", out0, b, (), b, (), 1.0)
+    assert out0.item() == 5.0
+    P.binary("add", torch.empty(0, 4), torch.empty(0, 4), (4, 1), torch.empty(4), (0, 1))
+
+
+def test_strided_out_and_8d():
+    # out transposed (an out= argument); 8 dims of which none merge
+    x = torch.randn(6, 5, dtype=torch.float64)
+    out = torch.empty(5, 6, dtype=torch.float64).t()
+    P.unary("neg", out, x, x.stride())
+    assert torch.equal(out, -x)
+    y = torch.randn([2] * 8, dtype=torch.float64)
+    yp = y.permute(*range(7, -1, -1))
+    out = torch.empty([2] * 8, dtype=torch.float64)
+    P.binary("sub", out, yp, yp.stride(), y, y.stride(), 1.0)
+    assert torch.equal(out, yp - y)
+
+
+def test_too_many_dims():
+    y = torch.zeros([2] * 9).permute(*range(8, -1, -1))
+    with pytest.raises(RuntimeError, match="at most 8"):
+        P.unary("neg", torch.empty([2] * 9), y, y.stride())
+
+
+def test_int64_offsets(monkeypatch):
+    # the IDX64 variant gives the same results (forced: 2**31 elements do not fit here)
+    monkeypatch.setattr(P, "_INT32_LIMIT", 16)
+    run_binary("add", torch.float32, "broadcast")
+    run_unary("sigmoid", torch.float16, "step")
+
+
+def test_float64_param_exact():
+    # p0 travels as float64 bits: alpha = 0.1 is not rounded to float32
+    a = torch.zeros(3, dtype=torch.float64)
+    b = torch.ones(3, dtype=torch.float64)
+    out = torch.empty(3, dtype=torch.float64)
+    P.binary("add", out, a, (1,), b, (1,), 0.1)
+    assert out.tolist() == [0.1, 0.1, 0.1]
+
+
+def test_special_values():
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([nan, -0.0, 0.0, -inf, inf, -2.0])
+    out = torch.empty(6)
+    P.unary("abs", out, x, (1,))
+    assert out[1:].tolist() == [0.0, 0.0, inf, inf, 2.0] and math.isnan(out[0])
+    assert math.copysign(1.0, out[1].item()) == 1.0
+    P.unary("neg", out, x, (1,))
+    assert math.copysign(1.0, out[2].item()) == -1.0
+    P.unary("relu", out, x, (1,))
+    assert math.isnan(out[0]) and out[1:].tolist() == [0.0, 0.0, 0.0, inf, 0.0]
+    P.unary("tanh", out, x, (1,))
+    assert math.isnan(out[0]) and out[1:].tolist() == [0.0, 0.0, -1.0, 1.0,
+                                                   float(np.float32(math.tanh(-2.0)))]
+    y = torch.tensor([1.0, nan, 0.0, 5.0, 0.0, 0.0])
+    P.binary("maximum", out, x, (1,), y, (1,))
+    assert math.isnan(out[0]) and math.isnan(out[1]) and out[2:].tolist() == [0.0, 5.0, inf, 0.0]
+    P.binary("minimum", out, y, (1,), x, (1,))
+    assert math.isnan(out[0]) and math.isnan(out[1])
+    lo = torch.tensor([0.0, 0.0, nan, 0.0, 0.0, 0.0])
+    hi = torch.tensor([1.0, 1.0, 1.0, nan, 1.0, 1.0])
+    P.ternary("clamp", out, x, (1,), lo, (1,), hi, (1,))
+    assert [math.isnan(v) for v in out.tolist()] == [True, False, True, True, False, False]
+    assert out[1].item() == 0.0 and out[4:].tolist() == [1.0, 0.0]
+    r = torch.tensor([0.0, -0.0, 4.0])
+    out3 = torch.empty(3)
+    P.unary("rsqrt", out3, r, (1,))
+    assert out3.tolist() == [inf, -inf, 0.5]
+
+
+def test_clamp_one_sided():
+    x = torch.tensor([-3, 0, 3], dtype=torch.int32)
+    out = torch.empty(3, dtype=torch.int32)
+    P.unary("clamp", out, x, (1,), -1.0, 0.0, 1)  # min only
+    assert out.tolist() == [-1, 0, 3]
+    P.unary("clamp", out, x, (1,), 0.0, 1.0, 2)  # max only
+    assert out.tolist() == [-3, 0, 1]
+
+
+def test_errors():
+    i = torch.zeros(3, dtype=torch.int32)
+    f = torch.zeros(3)
+    bo = torch.zeros(3, dtype=torch.bool)
+    with pytest.raises(NotImplementedError, match="\"exp_cuda\" not implemented for 'Int'"):
+        P.unary("exp", torch.empty(3), i, (1,))
+    with pytest.raises(NotImplementedError, match="\"neg_cuda\" not implemented for 'Bool'"):
+        P.unary("neg", torch.empty(3, dtype=torch.bool), bo, (1,))
+    with pytest.raises(NotImplementedError, match="\"sub_cuda\" not implemented for 'Bool'"):
+        P.binary("sub", bo, bo, (1,), bo, (1,), 1.0)
+    with pytest.raises(NotImplementedError, match="\"lerp_cuda\" not implemented for 'Int'"):
+        P.ternary("lerp", i, i, (1,), i, (1,), i, (1,))
+    with pytest.raises(NotImplementedError,
+                       match="\"bitwise_and_cuda\" not implemented for 'Float'"):
+        P.binary("bitwise_and", f, f, (1,), f, (1,))
+    with pytest.raises(NotImplementedError,
+                       match="\"bitwise_not_cuda\" not implemented for 'Float'"):
+        P.unary("bitwise_not", f, f, (1,))
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
+        P.ternary("where", f, f, (1,), f, (1,), f, (1,))
+    with pytest.raises(NotImplementedError, match="no Triton version"):
+        P.unary("erfinv", f, f, (1,))
+
+
+def test_collapse():
+    # contiguous 3-d merges to 1-d; a broadcast dim stays; size-1 dims drop; 0-d is (1,)
+    assert P.collapse((2, 3, 4), [(12, 4, 1), (12, 4, 1)]) == ((24,), [(1,), (1,)])
+    assert P.collapse((2, 3, 4), [(12, 4, 1), (0, 4, 1)]) == ((2, 12), [(12, 1), (0, 1)])
+    assert P.collapse((2, 1, 4), [(4, 4, 1)]) == ((8,), [(1,)])
+    assert P.collapse((), [(), ()]) == ((1,), [(1,), (1,)])
+    assert P.collapse((3, 4), [(1, 3)]) == ((3, 4), [(1, 3)])
+
+
+def test_special_values_2():
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([1e-10, -1.0, inf, -inf, 0.0, -0.0], dtype=torch.float64)
+    out = torch.empty(6, dtype=torch.float64)
+    P.unary("log1p", out, x, (1,))
+    assert out[0].item() == pytest.approx(1e-10 - 5e-21, rel=1e-15) and math.isnan(out[3])
+    assert out.tolist()[1:3] == [-inf, inf] and out.tolist()[4:] == [0.0, -0.0]
+    assert math.copysign(1.0, out[5].item()) == -1.0
+    P.unary("expm1", out, x, (1,))
+    assert out[0].item() == pytest.approx(1e-10 + 5e-21, rel=1e-15)
+    assert out.tolist()[2:] == [inf, -1.0, 0.0, -0.0]
+    r = torch.tensor([2.5, 3.5, -0.4, -2.5, 0.49999997, 1e30])
+    out = torch.empty(6)
+    P.unary("round", out, r, (1,))
+    assert out.tolist() == [2.0, 4.0, -0.0, -2.0, 0.0, float(np.float32(1e30))]
+    assert math.copysign(1.0, out[2].item()) == -1.0
+    a = torch.tensor([3.0, inf, nan, 1e30, 0.0, -5.0])
+    b = torch.tensor([4.0, nan, inf, 1e30, 0.0, 12.0])
+    P.binary("hypot", out, a, (1,), b, (1,))
+    assert out.tolist()[:2] == [5.0, inf] and out[2].item() == inf
+    assert out[3].item() == pytest.approx(1.4142135e30) and out.tolist()[4:] == [0.0, 13.0]
+    c = torch.empty(6, dtype=torch.bool)
+    P.binary("isclose", c, a, (1,), b, (1,), 1e-5, 1e-8, 1.0)
+    assert c.tolist() == [False, False, False, True, True, False]
+    n = torch.tensor([nan, inf, 1.0])
+    c3 = torch.empty(3, dtype=torch.bool)
+    P.binary("isclose", c3, n, (1,), n, (1,), 1e-5, 1e-8, 1.0)
+    assert c3.tolist() == [True, True, True]
+    P.binary("isclose", c3, n, (1,), n, (1,), 1e-5, 1e-8, 0.0)
+    assert c3.tolist() == [False, True, True]
+
+
+OTHER_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int64, torch.float64]
+
+
+@pytest.mark.parametrize("dtype", OTHER_DTYPES, ids=str)
+def test_other_dtypes(dtype):
+    # computed in the dtype itself: NumPy in the same dtype is the reference (wrapping too)
+    rng = np.random.default_rng(4)
+    npdt = torch.empty(0, dtype=dtype).numpy().dtype
+    va = rng.integers(-100, 100, SHAPE).astype(npdt)
+    vb = rng.integers(-100, 100, (1, SHAPE[1])).astype(npdt)
+    a = torch.from_numpy(va).t().contiguous().t()
+    b = torch.from_numpy(vb).expand(*SHAPE)
+    refs = {"add": va + npdt.type(2) * vb, "mul": va * vb, "maximum": np.maximum(va, vb),
+            "lt": va < vb}
+    for name, ref in refs.items():
+        out = torch.empty(SHAPE, dtype=torch.bool if name == "lt" else dtype)
+        P.binary(name, out, a, a.stride(), b, b.stride(), 2.0)
+        assert np.array_equal(out.numpy(), ref), name
+    for name, ref in {"neg": -va, "abs": np.abs(va) if npdt != np.uint8 else va,
+                      "relu": np.maximum(va, npdt.type(0))}.items():
+        out = torch.empty(SHAPE, dtype=dtype)
+        P.unary(name, out, a, a.stride())
+        assert np.array_equal(out.numpy(), ref), name
+
+
+def test_kernel_names_match_the_cpu_backend():
+    from framework import _C
+    assert set(P.UNARY) <= set(_C.unary_ops())
+    assert set(P.BINARY) <= set(_C.binary_ops())
+    assert set(P.TERNARY) == set(_C.ternary_ops())
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int8, torch.int64], ids=str)
+def test_shifts(dtype):
+    npdt = torch.empty(0, dtype=dtype).numpy().dtype
+    bits = npdt.itemsize * 8
+    a = np.array([1, -1, 5, -8, 3, 7, -9, 1], npdt)
+    b = np.array([0, 1, 2, 3, bits - 1, bits, -1, bits + 3], npdt)
+    out = torch.empty(8, dtype=dtype)
+    P.binary("lshift", out, torch.from_numpy(a), (1,), torch.from_numpy(b), (1,))
+    ref = [int(np.left_shift(x, y)) if 0 <= y < bits else 0 for x, y in zip(a, b)]
+    assert out.tolist() == ref
+    P.binary("rshift", out, torch.from_numpy(a), (1,), torch.from_numpy(b), (1,))
+    ref = [int(x) >> (int(y) if 0 <= y < bits else bits - 1) for x, y in zip(a, b)]
+    assert out.tolist() == ref
+    with pytest.raises(NotImplementedError, match="\"lshift_cuda\" not implemented for 'Bool'"):
+        bo = torch.zeros(2, dtype=torch.bool)
+        P.binary("lshift", bo, bo, (1,), bo, (1,))
+
+
+def test_logaddexp_infinities():
+    inf, nan = float("inf"), float("nan")
+    a = torch.tensor([inf, -inf, inf, -inf, nan, 1.0])
+    b = torch.tensor([inf, -inf, -inf, 2.0, 1.0, nan])
+    out = torch.empty(6)
+    for name in ("logaddexp", "logaddexp2"):
+        P.binary(name, out, a, (1,), b, (1,))
+        assert out.tolist()[:4] == [inf, -inf, inf, 2.0], name
+        assert math.isnan(out[4]) and math.isnan(out[5])
