@@ -9,19 +9,13 @@ import builtins
 from .. import _dtype
 from .._tensor import Tensor
 from . import alloc
-from .pointwise import (binary, unary, ternary, result_dtype, common_device, type_name,
-                        check_out, _finish)
+from .pointwise import (require_tensor, binary, unary, ternary, result_dtype, common_device,
+                        type_name, check_out, _finish)
 
 
 def not_implemented(kernel, dtype):
     """PyTorch's error for a kernel that does not support a dtype."""
     return NotImplementedError(f'"{kernel}" not implemented for \'{type_name(dtype)}\'')
-
-
-def require_tensor(op, x, name, pos):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
 
 
 def tensor_binary(op, kernel, promote):

@@ -19,7 +19,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, views
 from .indexing import slice_params
-from .pointwise import broadcast_shapes, expand_strides, type_name
+from .pointwise import require_tensor, broadcast_shapes, expand_strides, type_name
 
 _int64 = _dtype.int64
 _int_index_dtypes = (_dtype.int64, _dtype.int32)
@@ -395,9 +395,7 @@ def _put_index(input, indices):
 def index_put_(input, indices, values, accumulate=False):
     """Puts ``values`` into ``input`` at ``indices`` (a tuple of index tensors, None for a
     full dim); with accumulate=True duplicate indices all add up."""
-    if not isinstance(values, Tensor):
-        raise TypeError(f"index_put(): argument 'values' must be Tensor, not "
-                        f"{type(values).__name__}")
+    require_tensor("index_put", values, "values")
     _index_put(input, _put_index(input, indices), values, accumulate)
     return input
 
@@ -410,8 +408,7 @@ def index_put(input, indices, values, accumulate=False):
 # ---- ops along one dim ----------------------------------------------------------------
 
 def _check_index_vector(op, index, err=IndexError):
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    require_tensor(op, index, "index")
     if index.dtype not in _int_index_dtypes:
         raise RuntimeError(f"{op}(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:
@@ -496,9 +493,7 @@ def _source_as_result(plan, source):
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     """input with ``alpha * source`` added at ``index`` along ``dim`` (duplicates add up)."""
     _check_index_vector("index_add", index)
-    if not isinstance(source, Tensor):
-        raise TypeError(f"index_add(): argument 'source' must be Tensor, not "
-                        f"{type(source).__name__}")
+    require_tensor("index_add", source, "source")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"index_add_(): self ({type_name(input.dtype)}) and source "
                            f"({type_name(source.dtype)}) must have the same scalar type")
@@ -516,9 +511,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 def index_copy(input, dim, index, source, *, out=None):
     """input with the slices of ``source`` copied to positions ``index`` along ``dim``."""
     _check_index_vector("index_copy_", index)
-    if not isinstance(source, Tensor):
-        raise TypeError(f"index_copy(): argument 'source' must be Tensor, not "
-                        f"{type(source).__name__}")
+    require_tensor("index_copy", source, "source")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {type_name(input.dtype)} and (source) "
@@ -533,9 +526,7 @@ def index_copy(input, dim, index, source, *, out=None):
 
 def index_fill_(input, dim, index, value):
     """Fills the entries of ``input`` at ``index`` along ``dim`` with ``value``."""
-    if not isinstance(index, Tensor):
-        raise TypeError(f"index_fill_(): argument 'index' must be Tensor, not "
-                        f"{type(index).__name__}")
+    require_tensor("index_fill_", index, "index")
     if index.dtype is not _int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.dim() > 1:
@@ -572,8 +563,7 @@ def _take_plan(input, index):
 
 
 def _check_long(op, index):
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    require_tensor(op, index, "index")
     if index.dtype is not _int64:
         raise RuntimeError(f"{op}(): Expected a long tensor for index, but got "
                            f"{type_name(index.dtype)}")
@@ -596,9 +586,7 @@ def take(input, index, *, out=None):
 def put_(input, index, source, accumulate=False):
     """Writes ``source`` into input viewed as 1-d at ``index`` (accumulate adds up)."""
     _check_long("put_", index)
-    if not isinstance(source, Tensor):
-        raise TypeError(f"put_(): argument 'source' must be Tensor, not "
-                        f"{type(source).__name__}")
+    require_tensor("put_", source, "source")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
                            f"self.dtype = {type_name(input.dtype)} and source.dtype = "

@@ -10,7 +10,7 @@ import builtins
 
 from .._tensor import Tensor
 from . import alloc
-from .pointwise import check_out, expand_strides, type_name
+from .pointwise import require_tensor, check_out, expand_strides, type_name
 from . import views
 
 _T = Tensor
@@ -27,9 +27,7 @@ def _cpp(dtype):
 
 
 def _check_tensor(op, x, pos, name):
-    if not isinstance(x, _T):
-        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
+    require_tensor(op, x, name, pos)
 
 
 def _device(op, tensors):

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc
-from .pointwise import type_name
+from .pointwise import require_tensor, type_name
 
 
 class LinAlgError(RuntimeError):
@@ -44,9 +44,7 @@ def _back(arr, dtype, device):
 
 
 def _check_float(op, x, low_precision=True):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument 'A' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+    require_tensor(op, x, "A", 1)
     if x.dtype.category < 2:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{type_name(x.dtype)}")
@@ -132,9 +130,7 @@ def solve(A, B, *, left=True, out=None):
     batch of vectors when its shape allows it (PyTorch's rule)."""
     _check_float("linalg.solve", A)
     _check_matrix("linalg.solve", A)
-    if not isinstance(B, Tensor):
-        raise TypeError(f"linalg_solve(): argument 'B' (position 2) must be Tensor, not "
-                        f"{type(B).__name__}")
+    require_tensor("linalg_solve", B, "B", 2)
     if A.dtype is not B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {type_name(A.dtype)} and B of type "
@@ -415,9 +411,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """framework.linalg.norm: a vector norm (1-d input or an int ``dim``) or a matrix norm
     (2-d input or a 2-tuple ``dim``); with neither ord nor dim, the 2-norm of the flattened
     input."""
-    if not isinstance(A, Tensor):
-        raise TypeError(f"linalg_norm(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(A).__name__}")
+    require_tensor("linalg_norm", A, "input", 1)
     if dim is not None:
         dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
         if len(dims) == 1:

@@ -4,7 +4,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from . import alloc, views
 from . import index as _index
-from .pointwise import broadcast_shapes, check_out, expand_strides, type_name
+from .pointwise import require_tensor, broadcast_shapes, check_out, expand_strides, type_name
 
 _bool = _dtype.bool
 # the C++ type names PyTorch prints for a non-bool mask
@@ -19,8 +19,7 @@ def _kernels(t):
 
 
 def _check_tensor(op, name, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    require_tensor(op, x, name)
 
 
 # ---- masked_fill --------------------------------------------------------------------------

@@ -8,6 +8,7 @@ pieces is one copy through a view with negative or zero strides.
 from .. import _dtype
 from .._tensor import Tensor
 from . import alloc
+from .pointwise import require_tensor
 from .shape import copy_pieces, int_list
 
 _MODES = ("constant", "reflect", "replicate", "circular")
@@ -23,9 +24,7 @@ def pad(input, pad, mode="constant", value=None):
     'circular' wraps around. These three pad the last 1, 2 or 3 dims of an input with one
     or two more dims than that (the optional batch dim), as in PyTorch.
     """
-    if not isinstance(input, Tensor):
-        raise TypeError(f"pad(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    require_tensor("pad", input, "input", 1)
     if mode not in _MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pads = int_list("pad", "pad", 2, pad)

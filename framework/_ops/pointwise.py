@@ -141,13 +141,20 @@ def convert(x, dtype, device):
     return out
 
 
+def require_tensor(op, x, name, pos=None):
+    """Raises PyTorch's TypeError when an argument that must be a tensor is not one."""
+    if not isinstance(x, _T):
+        where = "" if pos is None else f" (position {pos})"
+        raise TypeError(f"{op}(): argument '{name}'{where} must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
 # ---- outputs --------------------------------------------------------------------------
 
 def check_out(op, out, shape, dtype, is_inplace):
     """Validates an ``out=`` or in-place target; resizes an ``out=`` tensor of another shape
     (with PyTorch's warning when it was not empty). Returns the tensor to write into."""
-    if not isinstance(out, _T):
-        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    require_tensor(op, out, "out")
     if not _dtype.can_cast(dtype, out.dtype):
         raise RuntimeError(f"result type {_NAMES[dtype]} can't be cast to the desired output "
                            f"type {_NAMES[out.dtype]}")
@@ -207,9 +214,7 @@ def compute_dtypes(promote, dtype):
 
 def unary(op, kernel, x, out, promote, p0=0.0, p1=0.0, p2=0.0):
     """Applies a unary kernel elementwise to tensor ``x``."""
-    if not isinstance(x, _T):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+    require_tensor(op, x, "input", 1)
     device = x._storage.device
     cdt, rdt = compute_dtypes(promote, x.dtype)
     if cdt is not x.dtype:
@@ -236,8 +241,7 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
         device = b._storage.device
         dt = b.dtype if _same_category(b.dtype, a) else result_dtype((a, b))
     else:
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(a).__name__}")
+        require_tensor(op, a, "input", 1)
     cdt, rdt = compute_dtypes(promote, dt)
     if not ta or a.dtype is not cdt or a._storage.device is not device:
         a = as_operand(a, cdt, device)

@@ -18,7 +18,8 @@ from .. import random as _random
 from .._tensor import Tensor
 from . import alloc
 from .creation import _finish, _size
-from .pointwise import broadcast_shapes, check_out, common_device, expand_strides, type_name
+from .pointwise import (require_tensor, broadcast_shapes, check_out, common_device,
+                        expand_strides, type_name)
 
 UNIFORM, NORMAL, EXPONENTIAL, CAUCHY, LOG_NORMAL, GEOMETRIC = 0, 1, 2, 3, 4, 5
 _MASK = (1 << 64) - 1
@@ -63,8 +64,7 @@ def _factory_out(op, size, out, dtype, device, default=None):
     """The tensor a factory writes into: ``out`` (resized) or a new one."""
     shape = _size(size, op)
     if out is not None:
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        require_tensor(op, out, "out")
         dt = out.dtype if dtype is None else alloc.resolve_dtype(dtype)
         return check_out(op, out, shape, dt, False)
     return alloc.empty(shape, alloc.resolve_dtype(dtype, default), alloc.resolve_device(device))

@@ -18,7 +18,7 @@ import warnings
 from .. import _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
 from . import alloc
-from .pointwise import binary, check_out, convert, type_name
+from .pointwise import require_tensor, binary, check_out, convert, type_name
 
 _T = Tensor
 _int64 = _dtype.int64
@@ -34,9 +34,7 @@ _CPP_NAMES = {_dtype.float32: "float", _dtype.float64: "double", _dtype.float16:
 # ---- shared machinery -----------------------------------------------------------------
 
 def _check_input(op, x):
-    if not isinstance(x, _T):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+    require_tensor(op, x, "input", 1)
     return x
 
 

@@ -12,7 +12,7 @@ import warnings
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, views
-from .pointwise import check_out, type_name
+from .pointwise import require_tensor, check_out, type_name
 
 _index_dtypes = (_dtype.int64, _dtype.int32)
 
@@ -35,8 +35,7 @@ def _kernels(t):
 
 
 def _check_index(op, input, dim, index):
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    require_tensor(op, index, "index")
     if index.dtype not in _index_dtypes:
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     return _wrap_dim(dim, _nd(input))
@@ -97,8 +96,7 @@ def _scatter_checks(op, input, d, index, src):
 def _target(op, input, out):
     if out is None:
         return views.clone(input)
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    require_tensor(op, out, "out")
     if out.dtype is not input.dtype:
         raise RuntimeError(f"{op}(): Expected out tensor to have dtype {input.dtype}, but got "
                            f"{out.dtype} instead")
@@ -165,9 +163,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
 def scatter_add(input, dim, index, src, *, out=None):
     """Adds ``src`` into a copy of input at ``index`` along ``dim`` (duplicates add up)."""
     d = _check_index("scatter_add", input, dim, index)
-    if not isinstance(src, Tensor):
-        raise TypeError(f"scatter_add(): argument 'src' must be Tensor, not "
-                        f"{type(src).__name__}")
+    require_tensor("scatter_add", src, "src")
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _scatter_checks("scatter_add", input, d, index, src)
@@ -202,9 +198,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    if not isinstance(src, Tensor):
-        raise TypeError(f"scatter_reduce(): argument 'src' must be Tensor, not "
-                        f"{type(src).__name__}")
+    require_tensor("scatter_reduce", src, "src")
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if reduce == "mean" and input.dtype is _dtype.bool:
@@ -230,9 +224,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
 def take_along_dim(input, indices, dim=None, *, out=None):
     """Values of input at ``indices`` along ``dim`` (broadcasting the other dims), or of
     the flattened input when dim is None."""
-    if not isinstance(indices, Tensor):
-        raise TypeError(f"take_along_dim(): argument 'indices' must be Tensor, not "
-                        f"{type(indices).__name__}")
+    require_tensor("take_along_dim", indices, "indices")
     if indices.dtype is not _dtype.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{type_name(indices.dtype)}")

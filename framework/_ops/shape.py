@@ -12,7 +12,7 @@ import itertools
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc
-from .pointwise import check_out, common_device, type_name
+from .pointwise import require_tensor, check_out, common_device, type_name
 from .views import _dims, _view, _view_strides, clone, reshape, transpose, unsqueeze
 
 _make = Tensor._make
@@ -133,8 +133,7 @@ def result(op, out, shape, dtype, device, inputs=()):
     """A new output, or the validated (and if need be resized) ``out=`` tensor."""
     if out is None:
         return alloc.empty(tuple(shape), dtype, device)
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    require_tensor(op, out, "out")
     if not _dtype.can_cast(dtype, out.dtype):
         raise TypeError(f"torch.{op}(): input types can't be cast to the desired output type "
                         f"{type_name(out.dtype)}")

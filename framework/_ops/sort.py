@@ -12,7 +12,7 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from .. import return_types
 from . import alloc
-from .pointwise import check_out, convert, result_dtype, type_name
+from .pointwise import require_tensor, check_out, convert, result_dtype, type_name
 from .views import clone, contiguous, movedim, reshape
 
 _long = _dtype.int64
@@ -21,9 +21,7 @@ _long = _dtype.int64
 # ---- helpers ------------------------------------------------------------------------------
 
 def _check_tensor(op, x, name="input"):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}(): argument '{name}' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+    require_tensor(op, x, name, 1)
 
 
 def _layout(t, d):
