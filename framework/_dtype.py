@@ -16,9 +16,10 @@ class dtype:
     the text after the last dot to pick the pointer type."""
 
     __slots__ = ("name", "code", "itemsize", "is_floating_point", "is_signed", "np", "category",
-                 "rank", "triton_name")
+                 "rank", "triton_name", "scalar_name")
 
-    def __init__(self, name, code, itemsize, category, rank, np_dtype, signed, triton_name):
+    def __init__(self, name, code, itemsize, category, rank, np_dtype, signed, triton_name,
+                 scalar_name):
         self.name = name
         self.code = code                # dtype code shared with native/common.h
         self.itemsize = itemsize
@@ -28,6 +29,7 @@ class dtype:
         self.is_signed = signed
         self.np = np_dtype              # NumPy dtype used for I/O (bfloat16: uint16 bits)
         self.triton_name = triton_name
+        self.scalar_name = scalar_name  # PyTorch's ScalarType name, used in error messages
 
     @property
     def is_complex(self):
@@ -49,16 +51,16 @@ class dtype:
         return (_by_name, (self.name,))
 
 
-bool = dtype("bool", 0, 1, 0, 0, np.dtype(np.bool_), False, "int1")
-uint8 = dtype("uint8", 1, 1, 1, 1, np.dtype(np.uint8), False, "uint8")
-int8 = dtype("int8", 2, 1, 1, 1, np.dtype(np.int8), True, "int8")
-int16 = dtype("int16", 3, 2, 1, 2, np.dtype(np.int16), True, "int16")
-int32 = dtype("int32", 4, 4, 1, 3, np.dtype(np.int32), True, "int32")
-int64 = dtype("int64", 5, 8, 1, 4, np.dtype(np.int64), True, "int64")
-float16 = dtype("float16", 6, 2, 2, 1, np.dtype(np.float16), True, "fp16")
-bfloat16 = dtype("bfloat16", 7, 2, 2, 1, np.dtype(np.uint16), True, "bf16")
-float32 = dtype("float32", 8, 4, 2, 2, np.dtype(np.float32), True, "fp32")
-float64 = dtype("float64", 9, 8, 2, 3, np.dtype(np.float64), True, "fp64")
+bool = dtype("bool", 0, 1, 0, 0, np.dtype(np.bool_), False, "int1", "Bool")
+uint8 = dtype("uint8", 1, 1, 1, 1, np.dtype(np.uint8), False, "uint8", "Byte")
+int8 = dtype("int8", 2, 1, 1, 1, np.dtype(np.int8), True, "int8", "Char")
+int16 = dtype("int16", 3, 2, 1, 2, np.dtype(np.int16), True, "int16", "Short")
+int32 = dtype("int32", 4, 4, 1, 3, np.dtype(np.int32), True, "int32", "Int")
+int64 = dtype("int64", 5, 8, 1, 4, np.dtype(np.int64), True, "int64", "Long")
+float16 = dtype("float16", 6, 2, 2, 1, np.dtype(np.float16), True, "fp16", "Half")
+bfloat16 = dtype("bfloat16", 7, 2, 2, 1, np.dtype(np.uint16), True, "bf16", "BFloat16")
+float32 = dtype("float32", 8, 4, 2, 2, np.dtype(np.float32), True, "fp32", "Float")
+float64 = dtype("float64", 9, 8, 2, 3, np.dtype(np.float64), True, "fp64", "Double")
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

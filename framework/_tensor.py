@@ -298,7 +298,7 @@ class Tensor:
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
-            return "framework." + _TYPE_NAMES[self.dtype]
+            return "framework." + self.dtype.scalar_name + "Tensor"
         return self.to(dtype)
 
     def cpu(self, memory_format=None):
@@ -550,14 +550,6 @@ class _UntypedStorage:
     @property
     def device(self):
         return self._s.device
-
-
-_TYPE_NAMES = {
-    _dtype.float32: "FloatTensor", _dtype.float64: "DoubleTensor", _dtype.float16: "HalfTensor",
-    _dtype.bfloat16: "BFloat16Tensor", _dtype.int64: "LongTensor", _dtype.int32: "IntTensor",
-    _dtype.int16: "ShortTensor", _dtype.int8: "CharTensor", _dtype.uint8: "ByteTensor",
-    _dtype.bool: "BoolTensor",
-}
 
 
 def _wrap_dim(dim, ndim, op="dim"):

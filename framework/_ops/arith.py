@@ -9,8 +9,8 @@ import builtins
 from .. import _dtype
 from .._tensor import Tensor
 from . import alloc
-from .pointwise import (require_tensor, binary, unary, ternary, result_dtype, common_device,
-                        type_name, check_out, _finish)
+from .pointwise import (cpp_type_name, require_tensor, binary, unary, ternary, result_dtype,
+                        common_device, type_name, check_out, _finish)
 
 
 def not_implemented(kernel, dtype):
@@ -272,20 +272,14 @@ def where_method(self, condition, other):
     return where(condition, self, other)
 
 
-_CPP_NAMES = {_dtype.float32: "float", _dtype.float64: "double", _dtype.float16: "c10::Half",
-              _dtype.bfloat16: "c10::BFloat16", _dtype.int64: "long int", _dtype.int32: "int",
-              _dtype.int16: "short int", _dtype.int8: "signed char",
-              _dtype.uint8: "unsigned char", _dtype.bool: "bool"}
-
-
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input); weight a number or a tensor of input's dtype."""
     require_tensor("lerp", input, "input", 1)
     require_tensor("lerp", end, "end", 2)
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t.dtype is not input.dtype:
-            raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype]} for `{name}` but got "
-                               f"dtype {_CPP_NAMES[t.dtype]}")
+            raise RuntimeError(f"expected dtype {cpp_type_name(input.dtype)} for `{name}` but got "
+                               f"dtype {cpp_type_name(t.dtype)}")
     if not isinstance(weight, Tensor):
         return binary("lerp", "lerp", input, end, out, "same", builtins.float(weight))
     dt = input.dtype
@@ -376,7 +370,6 @@ def xlogy(input, other, *, out=None):
         raise TypeError(f"xlogy() received an invalid combination of arguments - got "
                         f"({type(input).__name__}, {type(other).__name__})")
     return binary("xlogy", "xlogy", input, other, out, "float")
-
 
 
 # ---- binary ops whose operands must both be tensors ----------------------------------------

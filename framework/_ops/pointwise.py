@@ -156,8 +156,8 @@ def check_out(op, out, shape, dtype, is_inplace):
     (with PyTorch's warning when it was not empty). Returns the tensor to write into."""
     require_tensor(op, out, "out")
     if not _dtype.can_cast(dtype, out.dtype):
-        raise RuntimeError(f"result type {_NAMES[dtype]} can't be cast to the desired output "
-                           f"type {_NAMES[out.dtype]}")
+        raise RuntimeError(f"result type {dtype.scalar_name} can't be cast to the desired "
+                           f"output type {out.dtype.scalar_name}")
     if out._shape != shape:
         if is_inplace:
             raise RuntimeError(f"output with shape {list(out._shape)} doesn't match the "
@@ -172,14 +172,20 @@ def check_out(op, out, shape, dtype, is_inplace):
     return out
 
 
-_NAMES = {_dtype.float32: "Float", _dtype.float64: "Double", _dtype.float16: "Half",
-          _dtype.bfloat16: "BFloat16", _dtype.int64: "Long", _dtype.int32: "Int",
-          _dtype.int16: "Short", _dtype.int8: "Char", _dtype.uint8: "Byte", _dtype.bool: "Bool"}
-
-
 def type_name(dtype):
     """PyTorch's scalar type name of a dtype ('Float', 'Long', ...), used in error messages."""
-    return _NAMES[dtype]
+    return dtype.scalar_name
+
+
+_CPP_NAMES = {_dtype.float32: "float", _dtype.float64: "double", _dtype.float16: "c10::Half",
+              _dtype.bfloat16: "c10::BFloat16", _dtype.int64: "long int", _dtype.int32: "int",
+              _dtype.int16: "short int", _dtype.int8: "signed char",
+              _dtype.uint8: "unsigned char", _dtype.bool: "bool"}
+
+
+def cpp_type_name(dtype):
+    """The C++ type PyTorch names in some dtype messages ('float', 'long int', ...)."""
+    return _CPP_NAMES[dtype]
 
 
 def _output(op, out, shape, dtype, device, is_inplace):

@@ -18,17 +18,13 @@ import warnings
 from .. import _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
 from . import alloc
-from .pointwise import require_tensor, binary, check_out, convert, type_name
+from .pointwise import cpp_type_name, require_tensor, binary, check_out, convert, type_name
 
 _T = Tensor
 _int64 = _dtype.int64
 _bool = _dtype.bool
 
 # C++ type names that PyTorch's "Expected out tensor to have dtype ..." messages use
-_CPP_NAMES = {_dtype.float32: "float", _dtype.float64: "double", _dtype.float16: "c10::Half",
-              _dtype.bfloat16: "c10::BFloat16", _dtype.int64: "long int", _dtype.int32: "int",
-              _dtype.int16: "short int", _dtype.int8: "signed char",
-              _dtype.uint8: "unsigned char", _dtype.bool: "bool"}
 
 
 # ---- shared machinery -----------------------------------------------------------------
@@ -92,8 +88,8 @@ def _target(op, out, shape, dtype, device, exact=False):
     if out is None:
         return alloc.empty(shape, dtype, device)
     if exact and out.dtype is not dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[dtype]}, but got "
-                           f"{_CPP_NAMES[out.dtype]} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(dtype)}, but got "
+                           f"{cpp_type_name(out.dtype)} instead")
     return check_out(op, out, shape, dtype, False)
 
 
@@ -119,8 +115,8 @@ def _sum_like(op, kernel, input, dim, keepdim, dtype, out):
     if dtype is None and out is not None:
         dtype = out.dtype      # PyTorch reduces in the dtype of out=
     elif dtype is not None and out is not None and out.dtype is not dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[dtype]}, but got "
-                           f"{_CPP_NAMES[out.dtype]} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(dtype)}, but got "
+                           f"{cpp_type_name(out.dtype)} instead")
     device = x._storage.device
     if dtype is not None and x.dtype is not dtype:
         x = convert(x, dtype, device)
@@ -257,8 +253,8 @@ def _max_min(op, input, dim, keepdim, out):
     device = x._storage.device
     values, indices = (None, None) if out is None else out
     if values is not None and values.dtype is not x.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[x.dtype]}, but got "
-                           f"{_CPP_NAMES[values.dtype]} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(x.dtype)}, but got "
+                           f"{cpp_type_name(values.dtype)} instead")
     values = _target(op, values, shape, x.dtype, device)
     indices = _target(op, indices, shape, _int64, device, exact=True)
     _launch("argmax" if op == "max" else "argmin", x, dims, keepdim, values, indices,

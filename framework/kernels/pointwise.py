@@ -45,6 +45,7 @@ import struct
 import triton
 import triton.language as tl
 
+from .. import _dtype
 from .pointwise_ops import BINARY, FLOAT, INT, INT_BOOL, NUM, TERNARY, UNARY
 
 MAX_DIMS = 8
@@ -154,9 +155,8 @@ def _check(kernel, table, t):
 
 def type_name(name):
     """PyTorch's name of a dtype in kernel errors ('Float', 'Bool', 'Long', ...)."""
-    return {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-            "int32": "Int", "int64": "Long", "float16": "Half", "bfloat16": "BFloat16",
-            "float32": "Float", "float64": "Double"}.get(name, name)
+    dt = _dtype._NAMES.get(name)
+    return dt.scalar_name if dt is not None else name
 
 
 def _shape_stride(t):
