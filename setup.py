@@ -37,6 +37,7 @@ blas_lib = scipy_openblas32.get_lib_dir()
 ext = Pybind11Extension(
     "framework._C",
     sorted(glob.glob("native/*.cpp")),
+    depends=HEADERS,  # so that a header-only change triggers the build at all
     include_dirs=["native", scipy_openblas32.get_include_dir()],
     library_dirs=[blas_lib],
     libraries=[scipy_openblas32.get_library()],

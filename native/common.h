@@ -114,51 +114,31 @@ struct NotImplemented : std::runtime_error {
 // Calls f(T{}) with T the C++ type of the dtype code. The macros list which dtypes a
 // kernel supports; others raise PyTorch's "not implemented for" error.
 #define FW_CASE(code, T, ...) case code: { using scalar_t = T; __VA_ARGS__; } break;
-#define FW_DISPATCH_FLOAT(dt, name, ...)                                    \
-  switch (dt) {                                                             \
-    FW_CASE(6, ::fw::Half, __VA_ARGS__)                                     \
-    FW_CASE(7, ::fw::BFloat16, __VA_ARGS__)                                 \
-    FW_CASE(8, float, __VA_ARGS__)                                          \
-    FW_CASE(9, double, __VA_ARGS__)                                         \
-    default: ::fw::not_implemented(name, dt);                               \
-  }
-#define FW_DISPATCH_INT(dt, name, ...)                                      \
-  switch (dt) {                                                             \
+// Case lists of the dtype families; each dispatch macro is one switch over some of them.
+#define FW_INT_CASES(...)                                                   \
     FW_CASE(1, uint8_t, __VA_ARGS__)                                        \
     FW_CASE(2, int8_t, __VA_ARGS__)                                         \
     FW_CASE(3, int16_t, __VA_ARGS__)                                        \
     FW_CASE(4, int32_t, __VA_ARGS__)                                        \
-    FW_CASE(5, int64_t, __VA_ARGS__)                                        \
+    FW_CASE(5, int64_t, __VA_ARGS__)
+#define FW_FLOAT_CASES(...)                                                 \
+    FW_CASE(6, ::fw::Half, __VA_ARGS__)                                     \
+    FW_CASE(7, ::fw::BFloat16, __VA_ARGS__)                                 \
+    FW_CASE(8, float, __VA_ARGS__)                                          \
+    FW_CASE(9, double, __VA_ARGS__)
+#define FW_SWITCH(dt, name, CASES)                                          \
+  switch (dt) {                                                             \
+    CASES                                                                   \
     default: ::fw::not_implemented(name, dt);                               \
   }
+#define FW_DISPATCH_FLOAT(dt, name, ...) FW_SWITCH(dt, name, FW_FLOAT_CASES(__VA_ARGS__))
+#define FW_DISPATCH_INT(dt, name, ...) FW_SWITCH(dt, name, FW_INT_CASES(__VA_ARGS__))
 // Every dtype but bool.
 #define FW_DISPATCH_NUMERIC(dt, name, ...)                                  \
-  switch (dt) {                                                             \
-    FW_CASE(1, uint8_t, __VA_ARGS__)                                        \
-    FW_CASE(2, int8_t, __VA_ARGS__)                                         \
-    FW_CASE(3, int16_t, __VA_ARGS__)                                        \
-    FW_CASE(4, int32_t, __VA_ARGS__)                                        \
-    FW_CASE(5, int64_t, __VA_ARGS__)                                        \
-    FW_CASE(6, ::fw::Half, __VA_ARGS__)                                     \
-    FW_CASE(7, ::fw::BFloat16, __VA_ARGS__)                                 \
-    FW_CASE(8, float, __VA_ARGS__)                                          \
-    FW_CASE(9, double, __VA_ARGS__)                                         \
-    default: ::fw::not_implemented(name, dt);                               \
-  }
+  FW_SWITCH(dt, name, FW_INT_CASES(__VA_ARGS__) FW_FLOAT_CASES(__VA_ARGS__))
 #define FW_DISPATCH_ALL(dt, name, ...)                                      \
-  switch (dt) {                                                             \
-    FW_CASE(0, bool, __VA_ARGS__)                                           \
-    FW_CASE(1, uint8_t, __VA_ARGS__)                                        \
-    FW_CASE(2, int8_t, __VA_ARGS__)                                         \
-    FW_CASE(3, int16_t, __VA_ARGS__)                                        \
-    FW_CASE(4, int32_t, __VA_ARGS__)                                        \
-    FW_CASE(5, int64_t, __VA_ARGS__)                                        \
-    FW_CASE(6, ::fw::Half, __VA_ARGS__)                                     \
-    FW_CASE(7, ::fw::BFloat16, __VA_ARGS__)                                 \
-    FW_CASE(8, float, __VA_ARGS__)                                          \
-    FW_CASE(9, double, __VA_ARGS__)                                         \
-    default: ::fw::not_implemented(name, dt);                               \
-  }
+  FW_SWITCH(dt, name, FW_CASE(0, bool, __VA_ARGS__) FW_INT_CASES(__VA_ARGS__)             \
+                      FW_FLOAT_CASES(__VA_ARGS__))
 
 template <typename T> inline T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
 
