@@ -551,6 +551,21 @@ class _UntypedStorage:
     def device(self):
         return self._s.device
 
+    def cpu(self):
+        """Host memory of this storage. A simulated cuda storage already lives on the host,
+        so this aliases it: Triton's interpreter then runs in place, with no copies."""
+        s = self._s
+        if s.device.type == "cpu":
+            return self
+        from . import cuda
+        return _UntypedStorage(cuda._host_alias(s))
+
+    def copy_(self, other):
+        if other.data_ptr() != self.data_ptr():
+            from .cuda import _runtime
+            _runtime.copy_bytes(self._s, other._s, min(self.nbytes(), other.nbytes()))
+        return self
+
 
 def _wrap_dim(dim, ndim, op="dim"):
     """Turns a possibly negative dim into an index in [0, ndim), with PyTorch's IndexError."""

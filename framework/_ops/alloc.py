@@ -92,12 +92,12 @@ _backends = {}
 
 
 def backend(device):
-    """The kernel package of a device: framework._cpu, or framework.cuda.kernels."""
+    """The kernel package of a device: framework._cpu, or framework.kernels (Triton)."""
     b = _backends.get(device.type)
     if b is None:
         if device.type == "cpu":
             from .. import _cpu as b
         else:
-            from ..cuda import kernels as b
+            from .. import kernels as b
         _backends[device.type] = b
     return b

@@ -1,36 +1,230 @@
-"""framework.cuda: devices, memory and streams of the GPU backend (the GPU issue fills this
-in). Without a GPU, ``is_available()`` is False and moving a tensor to cuda raises."""
+"""framework.cuda: devices, streams, events and memory of the GPU backend.
+
+On a machine with an NVIDIA GPU this drives it through the CUDA driver API; with
+``TRITON_INTERPRET=1`` and no GPU, a simulated device runs the same Triton kernels in
+Triton's interpreter on host memory (framework/cuda/_runtime.py)."""
+from . import _runtime
+from .allocator import OutOfMemoryError
+from .memory import (empty_cache, max_memory_allocated, max_memory_reserved, mem_get_info,
+                     memory_allocated, memory_reserved, memory_snapshot, memory_stats,
+                     memory_summary, reset_accumulated_memory_stats, reset_max_memory_allocated,
+                     reset_peak_memory_stats, set_per_process_memory_fraction)
+from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, \
+    stream
+
+__all__ = ["is_available", "device_count", "current_device", "set_device", "device",
+           "device_of", "get_device_name", "get_device_capability", "get_device_properties",
+           "synchronize", "Stream", "Event", "stream", "current_stream", "default_stream",
+           "set_stream", "OutOfMemoryError", "memory_allocated", "max_memory_allocated",
+           "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
+           "memory_stats", "memory_summary", "empty_cache", "mem_get_info", "manual_seed",
+           "manual_seed_all", "is_simulated"]
 
 
 def is_available():
-    """Whether a CUDA device (or the simulator) can be used."""
-    return False
+    """Whether a CUDA device (or, with TRITON_INTERPRET=1, the simulator) can be used."""
+    return _runtime.available()
 
 
-def device_count():
-    return 0
+def is_initialized():
+    return _runtime._state is not None
 
 
-def current_device():
-    _lazy_init()
-    return 0
+def init():
+    """Initialises CUDA now (it is otherwise done on first use)."""
+    _runtime.state()
 
 
 def _lazy_init():
-    raise RuntimeError("Found no NVIDIA driver on your system. Please check that you have an "
-                       "NVIDIA GPU and installed a driver")
+    _runtime.state()
 
 
-def alloc_storage(nbytes, device):
-    _lazy_init()
+def is_simulated():
+    """True when cuda tensors live in host memory and kernels run in Triton's interpreter."""
+    return _runtime.state().mode == "sim"
 
 
-def transfer(x, device, non_blocking=False):
-    """Copies a tensor between the host and a GPU."""
-    if device.type == "cuda":
-        _lazy_init()
-    raise RuntimeError(f"cannot move a tensor from {x.device} to {device}")
+def device_count():
+    """The number of CUDA devices (0 without CUDA)."""
+    try:
+        return _runtime.state().count
+    except RuntimeError:
+        return 0
+
+
+def current_device():
+    """The index of the current device of this thread."""
+    _runtime.state()
+    return _runtime.current_index()
+
+
+def _device_index(d, optional=True):
+    from .._device import device as _dev
+    if d is None:
+        return _runtime.current_index()
+    if isinstance(d, str):
+        d = _dev(d)
+    if isinstance(d, _dev):
+        if d.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {d}")
+        return _runtime.current_index() if d.index is None else d.index
+    return int(d)
+
+
+def set_device(device):
+    """Sets the current device (a negative index does nothing, as in PyTorch)."""
+    i = _device_index(device)
+    if i >= 0:
+        _runtime.set_index(i)
+
+
+class device:
+    """Context manager that changes the current device (``with framework.cuda.device(1):``)."""
+
+    def __init__(self, device):
+        self.idx = _device_index(device) if device is not None else -1
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            self.prev_idx = current_device()
+            if self.idx != self.prev_idx:
+                _runtime.set_index(self.idx)
+
+    def __exit__(self, *exc):
+        if self.idx >= 0 and self.prev_idx != self.idx:
+            _runtime.set_index(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """Context manager that makes the device of a tensor current (no-op for cpu tensors)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.is_cuda else None)
+
+
+class _CudaDeviceProperties:
+    """What ``get_device_properties`` reports about a device."""
+
+    def __init__(self, name, major, minor, total_memory, multi_processor_count,
+                 L2_cache_size=0, max_threads_per_multi_processor=0, warp_size=32,
+                 shared_memory_per_block_optin=0):
+        self.name = name
+        self.major, self.minor = major, minor
+        self.total_memory = total_memory
+        self.multi_processor_count = multi_processor_count
+        self.L2_cache_size = L2_cache_size
+        self.max_threads_per_multi_processor = max_threads_per_multi_processor
+        self.warp_size = warp_size
+        self.shared_memory_per_block_optin = shared_memory_per_block_optin
+        self.is_integrated = False
+        self.is_multi_gpu_board = False
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count}, "
+                f"L2_cache_size={self.L2_cache_size // (1024 * 1024)}MB)")
+
+
+def get_device_properties(device=None):
+    """Name, compute capability, memory and SM count of a device."""
+    s = _runtime.state()
+    i = _runtime.check_index(_device_index(device))
+    p = s.properties[i]
+    if p is None:
+        if s.mode == "driver":
+            from . import driver as drv
+            d, h = s.driver, s.handles[i]
+            major, minor = d.compute_capability(h)
+            p = _CudaDeviceProperties(
+                d.device_name(h), major, minor, d.device_total_mem(h),
+                d.multiprocessor_count(h),
+                d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, h),
+                d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, h),
+                d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_WARP_SIZE, h),
+                d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, h))
+        else:
+            total = s.allocator(i).backend.mem_get_info()[1]
+            p = _CudaDeviceProperties("Simulated CUDA device (Triton interpreter)", 9, 0,
+                                      total, 1)
+        s.properties[i] = p
+    return p
+
+
+def get_device_name(device=None):
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    p = get_device_properties(device)
+    return p.major, p.minor
 
 
 def synchronize(device=None):
-    pass
+    """Waits for all work queued on a device (all streams)."""
+    _runtime.synchronize(None if device is None else _device_index(device))
+
+
+def get_arch_list():
+    return ["sm_90"] if is_available() else []
+
+
+def is_bf16_supported(including_emulation=True):
+    return is_available()
+
+
+def manual_seed(seed):
+    """Seeds the generator of the current cuda device."""
+    from .. import random as _random
+    _random.get_generator(_dev_current()).manual_seed(seed)
+
+
+def manual_seed_all(seed):
+    """Seeds the generators of every cuda device."""
+    from .. import random as _random
+    from .._device import device as _dev
+    for i in range(device_count()):
+        _random.get_generator(_dev("cuda", i)).manual_seed(seed)
+
+
+def _dev_current():
+    from .._device import device as _dev
+    return _dev("cuda", current_device())
+
+
+# -- what the rest of the framework calls -------------------------------------------------
+
+def alloc_storage(nbytes, device):
+    """A new storage of ``nbytes`` bytes on a cuda device (through the caching allocator)."""
+    return _runtime.alloc_storage(nbytes, device)
+
+
+def _host_alias(storage):
+    return _runtime.host_alias(storage)
+
+
+def transfer(x, device, non_blocking=False):
+    """A contiguous copy of ``x`` on another device (host to device, device to host or
+    device to device), queued on the current stream of the cuda device involved."""
+    from .._ops import alloc
+    src = x if x.is_contiguous() else x.contiguous()
+    if device.type == "cuda" or src._storage.device.type == "cuda":
+        _runtime.state()
+    if device.type == "cpu" and non_blocking and src._storage.device.type == "cuda":
+        out = _pinned_empty(src._shape, src.dtype)
+    else:
+        out = alloc.empty(src._shape, src.dtype, device)
+    n = alloc.numel(src._shape) * src.dtype.itemsize
+    _runtime.copy_bytes(out._storage, src._storage, n, 0, src._offset * src.dtype.itemsize,
+                        non_blocking)
+    return out
+
+
+def _pinned_empty(shape, dtype):
+    from .._ops import alloc
+    from .._tensor import Tensor
+    n = alloc.numel(shape) * dtype.itemsize
+    return Tensor._make(_runtime.pinned_storage(n), tuple(shape),
+                        alloc.contiguous_strides(tuple(shape)), 0, dtype)

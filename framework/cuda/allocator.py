@@ -168,6 +168,7 @@ class CachingAllocator:
         self._active = {}            # ptr -> allocated Block
         self._events = []            # [event, block] awaiting completion, in record order
         self._stats = {name: [Stat() for _ in _POOL_NAMES] for name in _STAT_NAMES}
+        self.memory_fraction_limit = None   # bytes, from set_per_process_memory_fraction
         self.num_alloc_retries = 0
         self.num_ooms = 0
         self.num_device_alloc = 0
@@ -245,7 +246,11 @@ class CachingAllocator:
         return True
 
     def _alloc_segment(self, alloc_size, stream, small):
-        """A new free segment from the backend, or None when the device is full."""
+        """A new free segment from the backend, or None when the device is full (or the
+        set_per_process_memory_fraction cap would be passed)."""
+        limit = self.memory_fraction_limit
+        if limit is not None and self.memory_reserved() + alloc_size > limit:
+            return None
         try:
             ptr = self.backend.raw_alloc(alloc_size)
         except RawOutOfMemory:

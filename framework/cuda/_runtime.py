@@ -1,0 +1,320 @@
+"""The CUDA runtime state: which mode the process runs in, its devices, the current device
+and stream of each thread, one caching allocator per device, and raw byte copies.
+
+Two modes, chosen once at first use:
+
+* ``driver``: a real GPU through the CUDA driver API (framework/cuda/driver.py). Memory
+  comes from ``cuMemAlloc`` through the caching allocator; copies are ``cuMemcpy*Async``
+  on the current stream; Triton launches on our current stream (we install it as Triton's).
+* ``sim``: no GPU and ``TRITON_INTERPRET=1``. Device memory is host memory from the same
+  caching allocator (HostRawBackend), Triton's interpreter runs the same kernels on it, and
+  all work is synchronous, so streams and events only keep order and time.
+  ``FRAMEWORK_SIM_DEVICES`` (default 1) sets how many devices the simulator has and
+  ``FRAMEWORK_SIM_MEMORY`` (bytes) caps each one's memory, for out-of-memory tests.
+"""
+import ctypes
+import os
+import threading
+
+from .._device import device as _device_cls
+from .._storage import Storage
+from . import allocator as _allocator
+
+_lock = threading.RLock()
+_state = None          # the _State once initialised
+_error = None          # why CUDA is unusable, once known
+_tls = threading.local()
+
+
+def _interpreting():
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+class _State:
+    """Everything known about the devices of this process (built once, lazily)."""
+
+    def __init__(self):
+        self.mode = "sim" if _interpreting() else "driver"
+        self.driver = None
+        if self.mode == "driver":
+            from . import driver
+            self.driver = driver.get()
+            self.count = self.driver.device_count()
+            if self.count == 0:
+                raise RuntimeError("No CUDA GPUs are available")
+            self.handles = [self.driver.device_get(i) for i in range(self.count)]
+            self.contexts = [None] * self.count
+        else:
+            self.count = int(os.environ.get("FRAMEWORK_SIM_DEVICES", "1"))
+            cap = os.environ.get("FRAMEWORK_SIM_MEMORY")
+            self.sim_capacity = int(cap) if cap else None
+        self.allocators = [None] * self.count
+        self.default_streams = [None] * self.count
+        self.properties = [None] * self.count
+
+    # -- per device, created on first use -----------------------------------------------
+    def context(self, index):
+        """Makes device ``index``'s primary context current on this thread (driver mode)."""
+        ctx = self.contexts[index]
+        if ctx is None:
+            ctx = self.contexts[index] = self.driver.primary_ctx_retain(self.handles[index])
+        self.driver.ctx_set_current(ctx)
+        return ctx
+
+    def allocator(self, index):
+        a = self.allocators[index]
+        if a is None:
+            with _lock:
+                a = self.allocators[index]
+                if a is None:
+                    if self.mode == "driver":
+                        self.context(index)
+                        backend = _allocator.DriverRawBackend(self.driver)
+                    else:
+                        backend = _allocator.HostRawBackend(self.sim_capacity)
+                    conf = _alloc_conf()
+                    a = _allocator.CachingAllocator(backend, index,
+                                                    max_split_size=conf.get("max_split_size"))
+                    self.allocators[index] = a
+        return a
+
+
+def _alloc_conf():
+    """The options of PYTORCH_CUDA_ALLOC_CONF we honour (max_split_size_mb)."""
+    out = {}
+    for item in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").split(","):
+        key, _, value = item.partition(":")
+        if key.strip() == "max_split_size_mb" and value.strip():
+            out["max_split_size"] = int(value) * _allocator.MB
+    return out
+
+
+def state():
+    """The initialised runtime; raises RuntimeError (PyTorch's words) without CUDA."""
+    global _state, _error
+    s = _state
+    if s is not None:
+        return s
+    with _lock:
+        if _state is None:
+            if _error is not None:
+                raise RuntimeError(_error)
+            try:
+                st = _State()
+            except RuntimeError as e:
+                _error = str(e)
+                raise
+            _state = st
+            if st.mode == "driver":
+                st.context(0)
+                _install_triton_hooks()
+        return _state
+
+
+def available():
+    try:
+        state()
+        return True
+    except RuntimeError:
+        return False
+
+
+def mode():
+    return state().mode
+
+
+# -- current device and stream (per thread, as in PyTorch) -------------------------------
+
+def current_index():
+    return getattr(_tls, "device", 0)
+
+
+def set_index(index):
+    s = state()
+    if not 0 <= index < s.count:
+        raise RuntimeError(f"CUDA error: invalid device ordinal (device {index}, "
+                           f"{s.count} available)")
+    if s.mode == "driver":
+        s.context(index)
+    _tls.device = index
+
+
+def check_index(index):
+    """Device ``index`` as an int, checked against the device count."""
+    s = state()
+    if index is None:
+        return current_index()
+    if not 0 <= index < s.count:
+        raise RuntimeError(f"CUDA error: invalid device ordinal (device {index}, "
+                           f"{s.count} available)")
+    return index
+
+
+def current_streams():
+    """This thread's {device index: Stream} of current streams."""
+    d = getattr(_tls, "streams", None)
+    if d is None:
+        d = _tls.streams = {}
+    return d
+
+
+def stream_handle(index):
+    """The raw handle of the current stream of device ``index`` (0: the default stream)."""
+    st = current_streams().get(index)
+    return 0 if st is None else st.cuda_stream
+
+
+# -- storage ---------------------------------------------------------------------------
+
+class DeviceBuffer:
+    """Owns one allocator block; gives it back to the allocator when collected."""
+
+    __slots__ = ("allocator", "block", "__weakref__")
+
+    def __init__(self, allocator, block):
+        self.allocator = allocator
+        self.block = block
+
+    def __del__(self):
+        try:
+            self.allocator.free(self.block)
+        except Exception:  # interpreter shutdown: the allocator may already be gone
+            pass
+
+
+def alloc_storage(nbytes, device):
+    """A new uninitialised storage of ``nbytes`` bytes on cuda device ``device``."""
+    s = state()
+    index = device.index if device.index is not None else current_index()
+    if index >= s.count:
+        check_index(index)
+    if nbytes == 0:
+        return Storage(0, 0, device, None)
+    alloc = s.allocator(index)
+    block = alloc.malloc(nbytes, stream_handle(index))
+    return Storage(block.ptr, nbytes, device, DeviceBuffer(alloc, block))
+
+
+def host_alias(storage):
+    """A cpu Storage over a simulated cuda storage's memory (Triton's interpreter)."""
+    from .._device import CPU
+    if state().mode != "sim":
+        raise RuntimeError("a cuda storage can only be viewed from the host in the simulator")
+    return Storage(storage.ptr, storage.nbytes, CPU, _host_view(storage.ptr, storage.nbytes,
+                                                                  storage))
+
+
+def record_stream(storage, stream):
+    """Marks a storage as used on ``stream``: its memory is not reused until that stream's
+    work queued so far is done (Tensor.record_stream)."""
+    buf = storage.buf
+    if isinstance(buf, DeviceBuffer):
+        buf.allocator.record_stream(buf.block, stream.cuda_stream)
+
+
+# -- copies of bytes ---------------------------------------------------------------------
+
+def copy_bytes(dst, src, nbytes, dst_offset=0, src_offset=0, non_blocking=False):
+    """Copies ``nbytes`` from storage ``src`` to storage ``dst`` (any devices), on the
+    current stream of the cuda device involved. Blocks until done unless ``non_blocking``
+    and the host side is pinned memory (or the copy is device to device)."""
+    if nbytes == 0:
+        return
+    dp, sp = dst.ptr + dst_offset, src.ptr + src_offset
+    dcuda, scuda = dst.device.type == "cuda", src.device.type == "cuda"
+    s = state() if (dcuda or scuda) else None
+    if s is None or s.mode == "sim":
+        ctypes.memmove(dp, sp, nbytes)
+        return
+    drv = s.driver
+    if dcuda and scuda:
+        index = dst.device.index
+        s.context(current_index())
+        drv.memcpy_dtod(dp, sp, nbytes, stream_handle(index))
+        return
+    index = (dst if dcuda else src).device.index
+    s.context(index)
+    stream = stream_handle(index)
+    host = src if dcuda else dst
+    if dcuda:
+        drv.memcpy_htod(dp, sp, nbytes, stream)
+    else:
+        drv.memcpy_dtoh(dp, sp, nbytes, stream)
+    if not (non_blocking and is_pinned(host)):
+        drv.stream_synchronize(stream)
+
+
+# -- pinned host memory ------------------------------------------------------------------
+
+class PinnedBuffer:
+    """Owns page-locked host memory (cuMemHostAlloc; plain host memory in the simulator)."""
+
+    __slots__ = ("ptr", "_host", "__weakref__")
+
+    def __init__(self, nbytes):
+        s = state()
+        self._host = None
+        if s.mode == "driver":
+            s.context(current_index())
+            self.ptr = s.driver.mem_host_alloc(max(nbytes, 1))
+        else:
+            from .. import _C
+            self._host = _C.host_alloc(max(nbytes, 1))
+            self.ptr = self._host.ptr
+
+    def __del__(self):
+        if self._host is None and _state is not None and _state.driver is not None:
+            try:
+                _state.driver.mem_free_host(self.ptr)
+            except Exception:
+                pass
+
+
+def _host_view(ptr, nbytes, owner):
+    """A uint8 NumPy array over host memory at ``ptr`` that keeps ``owner`` alive."""
+    import numpy as np
+    from .._storage import _Owned
+    if nbytes == 0:
+        return _Owned(np.empty(0, np.uint8), owner)
+    arr = np.ctypeslib.as_array((ctypes.c_uint8 * max(nbytes, 1)).from_address(ptr))[:nbytes]
+    return _Owned(arr, owner)
+
+
+def pinned_storage(nbytes):
+    """A new cpu storage of ``nbytes`` bytes in pinned memory."""
+    from .._device import CPU
+    owner = PinnedBuffer(nbytes)
+    return Storage(owner.ptr, nbytes, CPU, _host_view(owner.ptr, nbytes, owner))
+
+
+def is_pinned(storage):
+    return isinstance(getattr(storage.buf, "_owner", None), PinnedBuffer)
+
+
+# -- Triton -----------------------------------------------------------------------------
+
+def _install_triton_hooks():
+    """Makes Triton launch on our current device and stream (it would ask torch)."""
+    try:
+        from triton.runtime import driver as tdriver
+    except ImportError:
+        return
+    d = tdriver.active
+    if hasattr(d, "_initialize_obj"):  # older Triton: a lazy proxy
+        d = d._initialize_obj()
+    d.get_current_device = current_index
+    d.set_current_device = set_index
+    d.get_current_stream = lambda index=None: stream_handle(
+        current_index() if index is None else index)
+
+
+def synchronize(index=None):
+    s = state()
+    if s.mode == "driver":
+        s.context(check_index(index))
+        s.driver.ctx_synchronize()
+        s.context(current_index())
+
+
+def device_of(index):
+    return _device_cls("cuda", index)
