@@ -6,7 +6,7 @@ import struct
 import triton
 import triton.language as tl
 
-from .pointwise import BLOCK, _index, _offset, _unary_kernel, _launch, collapse
+from .pointwise import BLOCK, _down, _index, _offset, _unary_kernel, _launch, collapse
 
 
 @triton.jit
@@ -29,7 +29,7 @@ def _fill_kernel(out, n, shape, so, value, IS_FLOAT: tl.constexpr, NDIM: tl.cons
     else:
         v = value.to(tl.int64)
     vals = tl.zeros([BLOCK], dtype=v.dtype) + v
-    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), vals.to(out.dtype.element_ty),
+    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(vals, out.dtype.element_ty),
              mask=mask)
 
 

@@ -61,6 +61,15 @@ def _up(x):
     return x
 
 
+@triton.jit
+def _down(x, ty: tl.constexpr):
+    """x converted to the output's element type; 16-bit floats are reached through float32
+    (Triton's interpreter converts float64 and integers to bfloat16 wrongly)."""
+    if (ty == tl.float16 or ty == tl.bfloat16) and x.dtype != tl.float32:
+        x = x.to(tl.float32)
+    return x.to(ty)
+
+
 # ---- the generic kernels --------------------------------------------------------------
 
 @triton.jit
@@ -96,7 +105,7 @@ def _unary_kernel(out, x, n, shape, so, sx, p0, p1, p2, OP: tl.constexpr,
     p0, p1, p2 = _params(p0, p1, p2)
     vx = _up(tl.load(x + _offset(i, shape, sx, NDIM, CONTIG), mask=mask))
     r = OP(vx, p0, p1, p2)
-    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), r.to(out.dtype.element_ty), mask=mask)
+    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(r, out.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -108,7 +117,7 @@ def _binary_kernel(out, a, b, n, shape, so, sa, sb, p0, p1, p2, OP: tl.constexpr
     va = _up(tl.load(a + _offset(i, shape, sa, NDIM, CONTIG), mask=mask))
     vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask))
     r = OP(va, vb, p0, p1, p2)
-    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), r.to(out.dtype.element_ty), mask=mask)
+    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(r, out.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -121,7 +130,7 @@ def _ternary_kernel(out, a, b, c, n, shape, so, sa, sb, sc, p0, p1, p2, OP: tl.c
     vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask))
     vc = _up(tl.load(c + _offset(i, shape, sc, NDIM, CONTIG), mask=mask))
     r = OP(va, vb, vc, p0, p1, p2)
-    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), r.to(out.dtype.element_ty), mask=mask)
+    tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(r, out.dtype.element_ty), mask=mask)
 
 
 @triton.jit
