@@ -35,10 +35,16 @@ class device:
                 f"Expected one of cpu, cuda, meta device type at start of device string: {type}")
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative, got {index}")
+        # one object per (type, index): "cuda:0" and ("cuda", 0) are the same device, and
+        # the ops compare devices by identity
+        d = cls._cache.get((kind, index))
+        if d is not None:
+            cls._cache[key] = d
+            return d
         d = object.__new__(cls)
         d.type, d.index = kind, index
         d._str = kind if index is None else f"{kind}:{index}"
-        cls._cache[key] = d
+        cls._cache[key] = cls._cache[(kind, index)] = d
         return d
 
     def __repr__(self):

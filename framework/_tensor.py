@@ -298,7 +298,8 @@ class Tensor:
 
     def type(self, dtype=None, non_blocking=False):
         if dtype is None:
-            return "framework." + self.dtype.scalar_name + "Tensor"
+            where = "framework.cuda." if self._storage.device.type == "cuda" else "framework."
+            return where + self.dtype.scalar_name + "Tensor"
         return self.to(dtype)
 
     def cpu(self, memory_format=None):
@@ -306,6 +307,44 @@ class Tensor:
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
         return self.to("cuda" if device is None else device, non_blocking=non_blocking)
+
+    def pin_memory(self, device=None):
+        """A copy of this CPU tensor in pinned (page-locked) host memory, from which copies
+        to the GPU can run asynchronously (``non_blocking=True``); self if already pinned.
+        A dense layout keeps its strides, as in PyTorch."""
+        if self._storage.device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be "
+                               "pinned")
+        if self.is_pinned():
+            return self
+        from .cuda import _runtime, dense_strides
+        from ._ops import alloc
+        stride = dense_strides(self._shape, self._stride)
+        if stride is None:
+            stride = alloc.contiguous_strides(self._shape)
+        n = self.numel()
+        out = Tensor._make(_runtime.pinned_storage(n * self.dtype.itemsize), self._shape,
+                           stride, 0, self.dtype)
+        if n:
+            alloc.backend(CPU).copy.copy(out, self, self._stride)
+        return out
+
+    def is_pinned(self, device=None):
+        """Whether this tensor lives in pinned host memory (always False on the GPU)."""
+        if self._storage.device.type != "cpu":
+            return False
+        from .cuda import _runtime
+        return _runtime.is_pinned(self._storage)
+
+    def record_stream(self, stream):
+        """Marks this cuda tensor's memory as in use by ``stream``: when the tensor is freed,
+        the caching allocator reuses its memory only after the work queued on ``stream`` so
+        far has finished (for tensors made on one stream and used on another)."""
+        if self._storage.device.type != "cuda":
+            raise RuntimeError("Could not run 'aten::record_stream' with arguments from the "
+                               f"'{self._storage.device.type.upper()}' backend.")
+        from .cuda import _runtime
+        _runtime.record_stream(self._storage, stream)
 
     def float(self, memory_format=None):
         return self.to(_dtype.float32)

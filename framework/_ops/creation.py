@@ -113,7 +113,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     arr, inferred = _to_numpy(data)
     dt = alloc.resolve_dtype(dtype, inferred) if dtype is not None else inferred
     dev = alloc.resolve_device(device)
-    return _finish(_from_array(arr, dt, dev), requires_grad)
+    return _finish(_pinned(_from_array(arr, dt, dev), pin_memory), requires_grad)
+
+
+def _pinned(t, pin_memory):
+    """``t`` in pinned host memory when the factory was given ``pin_memory=True``."""
+    return t.pin_memory() if pin_memory else t
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -168,7 +173,15 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
     if out is not None:
         from .views import resize_
         return resize_(out, shape)
-    t = alloc.empty(shape, alloc.resolve_dtype(dtype), alloc.resolve_device(device))
+    dev = alloc.resolve_device(device)
+    if pin_memory and dev.type == "cpu":
+        from ..cuda import _runtime
+        n = alloc.numel(shape)
+        dt = alloc.resolve_dtype(dtype)
+        t = _make(_runtime.pinned_storage(n * dt.itemsize), shape,
+                  alloc.contiguous_strides(shape), 0, dt)
+    else:
+        t = _pinned(alloc.empty(shape, alloc.resolve_dtype(dtype), dev), pin_memory)
     return _finish(t, requires_grad)
 
 

@@ -59,21 +59,29 @@ def current_device():
 
 
 def _device_index(d, optional=True):
+    """A device argument (int, "cuda:N", framework.device, None) as an index, as PyTorch's
+    ``torch.cuda._utils._get_device_index``: None or an index-less "cuda" mean the current
+    device when ``optional``, and are a ValueError otherwise."""
     from .._device import device as _dev
-    if d is None:
-        return _runtime.current_index()
     if isinstance(d, str):
         d = _dev(d)
     if isinstance(d, _dev):
         if d.type != "cuda":
             raise ValueError(f"Expected a cuda device, but got: {d}")
-        return _runtime.current_index() if d.index is None else d.index
+        d = d.index
+    elif isinstance(d, device):
+        return d.idx
+    if d is None:
+        if not optional:
+            raise ValueError("Expected a framework.device with a specified index or an "
+                             f"integer, but got:{d}")
+        return _runtime.current_index()
     return int(d)
 
 
 def set_device(device):
     """Sets the current device (a negative index does nothing, as in PyTorch)."""
-    i = _device_index(device)
+    i = _device_index(device, optional=False)
     if i >= 0:
         _runtime.set_index(i)
 
@@ -82,7 +90,7 @@ class device:
     """Context manager that changes the current device (``with framework.cuda.device(1):``)."""
 
     def __init__(self, device):
-        self.idx = _device_index(device) if device is not None else -1
+        self.idx = _device_index(device)
         self.prev_idx = -1
 
     def __enter__(self):
@@ -101,7 +109,7 @@ class device_of(device):
     """Context manager that makes the device of a tensor current (no-op for cpu tensors)."""
 
     def __init__(self, obj):
-        super().__init__(obj.get_device() if obj.is_cuda else None)
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
 
 
 class _CudaDeviceProperties:
@@ -131,7 +139,9 @@ class _CudaDeviceProperties:
 def get_device_properties(device=None):
     """Name, compute capability, memory and SM count of a device."""
     s = _runtime.state()
-    i = _runtime.check_index(_device_index(device))
+    i = _device_index(device)
+    if not 0 <= i < s.count:
+        raise AssertionError("Invalid device id")
     p = s.properties[i]
     if p is None:
         if s.mode == "driver":
@@ -206,20 +216,46 @@ def _host_alias(storage):
 
 
 def transfer(x, device, non_blocking=False):
-    """A contiguous copy of ``x`` on another device (host to device, device to host or
-    device to device), queued on the current stream of the cuda device involved."""
+    """A copy of ``x`` on another device (host to device, device to host or device to
+    device), queued on the current stream of the cuda device involved. As PyTorch's ``to``
+    (preserve_format), a dense non-overlapping layout (a transpose, a permute) keeps its
+    strides and is copied as one block of bytes; any other view is made contiguous first."""
     from .._ops import alloc
-    src = x if x.is_contiguous() else x.contiguous()
-    if device.type == "cuda" or src._storage.device.type == "cuda":
+    from .._tensor import Tensor
+    if device.type == "cuda" or x._storage.device.type == "cuda":
         _runtime.state()
-    if device.type == "cpu" and non_blocking and src._storage.device.type == "cuda":
-        out = _pinned_empty(src._shape, src.dtype)
-    else:
-        out = alloc.empty(src._shape, src.dtype, device)
+    src = x
+    stride = dense_strides(x._shape, x._stride)
+    if stride is None:
+        src = x.contiguous()
+        stride = src._stride
     n = alloc.numel(src._shape) * src.dtype.itemsize
-    _runtime.copy_bytes(out._storage, src._storage, n, 0, src._offset * src.dtype.itemsize,
-                        non_blocking)
+    if device.type == "cpu" and non_blocking and src._storage.device.type == "cuda":
+        st = _runtime.pinned_storage(n)
+    else:
+        st = alloc.storage(n, device)
+    out = Tensor._make(st, src._shape, stride, 0, src.dtype)
+    _runtime.copy_bytes(st, src._storage, n, 0, src._offset * src.dtype.itemsize, non_blocking)
     return out
+
+
+def dense_strides(shape, stride):
+    """The strides of a copy of a view that keeps its layout when that layout is dense and
+    non-overlapping (a permutation of row-major: its elements fill ``numel`` consecutive
+    slots from the view's first one), else None. Size-1 dims get row-major strides."""
+    from .._ops import alloc
+    expected, dims = 1, []
+    for i, (n, st) in enumerate(zip(shape, stride)):
+        if n == 0:
+            return alloc.contiguous_strides(tuple(shape))
+        if n != 1:
+            dims.append((st, i))
+    for st, i in sorted(dims):
+        if st != expected:
+            return None
+        expected *= shape[i]
+    rowmajor = alloc.contiguous_strides(tuple(shape))
+    return tuple(st if n != 1 else r for n, st, r in zip(shape, stride, rowmajor))
 
 
 def _pinned_empty(shape, dtype):

@@ -59,6 +59,7 @@ class _State:
         if ctx is None:
             ctx = self.contexts[index] = self.driver.primary_ctx_retain(self.handles[index])
         self.driver.ctx_set_current(ctx)
+        _tls.ctx = index
         return ctx
 
     def allocator(self, index):
@@ -68,8 +69,8 @@ class _State:
                 a = self.allocators[index]
                 if a is None:
                     if self.mode == "driver":
-                        self.context(index)
-                        backend = _allocator.DriverRawBackend(self.driver)
+                        backend = _allocator.DriverRawBackend(self.driver,
+                                                              lambda: on_device(index))
                     else:
                         backend = _allocator.HostRawBackend(self.sim_capacity)
                     conf = _alloc_conf()
@@ -137,6 +138,32 @@ def set_index(index):
     if s.mode == "driver":
         s.context(index)
     _tls.device = index
+
+
+class on_device:
+    """``with on_device(i):`` makes device ``i``'s context current on this thread for the
+    block (driver mode; nothing in the simulator), then the current device's context again.
+    Driver calls that act on "the current context" (allocations, the legacy default stream,
+    synchronisation, event creation) must run inside one when the device may not be the
+    current one; a thread that never set a device gets the current device's context."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __enter__(self):
+        s = _state
+        if s.driver is not None and getattr(_tls, "ctx", None) != self.index:
+            s.context(self.index)
+
+    def __exit__(self, *exc):
+        s = _state
+        if s.driver is not None:
+            cur = current_index()
+            if getattr(_tls, "ctx", None) != cur:
+                s.context(cur)
+        return False
 
 
 def check_index(index):
@@ -228,20 +255,31 @@ def copy_bytes(dst, src, nbytes, dst_offset=0, src_offset=0, non_blocking=False)
         return
     drv = s.driver
     if dcuda and scuda:
-        index = dst.device.index
-        s.context(current_index())
-        drv.memcpy_dtod(dp, sp, nbytes, stream_handle(index))
+        si, di = src.device.index, dst.device.index
+        if si == di:
+            with on_device(si):
+                drv.memcpy_dtod(dp, sp, nbytes, stream_handle(si))
+            return
+        # between devices: the destination's queued work may still use its memory, so it
+        # finishes first; the copy runs on the source's current stream and is waited for
+        # (blocking, unlike PyTorch; these copies are rare)
+        with on_device(di):
+            drv.stream_synchronize(stream_handle(di))
+        with on_device(si):
+            stream = stream_handle(si)
+            drv.memcpy_dtod(dp, sp, nbytes, stream)
+            drv.stream_synchronize(stream)
         return
     index = (dst if dcuda else src).device.index
-    s.context(index)
-    stream = stream_handle(index)
     host = src if dcuda else dst
-    if dcuda:
-        drv.memcpy_htod(dp, sp, nbytes, stream)
-    else:
-        drv.memcpy_dtoh(dp, sp, nbytes, stream)
-    if not (non_blocking and is_pinned(host)):
-        drv.stream_synchronize(stream)
+    with on_device(index):
+        stream = stream_handle(index)
+        if dcuda:
+            drv.memcpy_htod(dp, sp, nbytes, stream)
+        else:
+            drv.memcpy_dtoh(dp, sp, nbytes, stream)
+        if not (non_blocking and is_pinned(host)):
+            drv.stream_synchronize(stream)
 
 
 # -- pinned host memory ------------------------------------------------------------------
@@ -255,8 +293,8 @@ class PinnedBuffer:
         s = state()
         self._host = None
         if s.mode == "driver":
-            s.context(current_index())
-            self.ptr = s.driver.mem_host_alloc(max(nbytes, 1))
+            with on_device(current_index()):
+                self.ptr = s.driver.mem_host_alloc(max(nbytes, 1))
         else:
             from .. import _C
             self._host = _C.host_alloc(max(nbytes, 1))
@@ -265,8 +303,9 @@ class PinnedBuffer:
     def __del__(self):
         if self._host is None and _state is not None and _state.driver is not None:
             try:
-                _state.driver.mem_free_host(self.ptr)
-            except Exception:
+                with on_device(current_index()):
+                    _state.driver.mem_free_host(self.ptr)
+            except Exception:  # interpreter shutdown: the driver may already be gone
                 pass
 
 
@@ -311,9 +350,8 @@ def _install_triton_hooks():
 def synchronize(index=None):
     s = state()
     if s.mode == "driver":
-        s.context(check_index(index))
-        s.driver.ctx_synchronize()
-        s.context(current_index())
+        with on_device(check_index(index)):
+            s.driver.ctx_synchronize()
 
 
 def device_of(index):

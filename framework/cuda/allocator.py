@@ -583,39 +583,55 @@ class HostRawBackend:
         pass
 
 
-class DriverRawBackend:
-    """Raw memory from the CUDA driver (``cuMemAlloc``) of the current context."""
+class _NoGuard:
+    def __enter__(self):
+        return None
 
-    def __init__(self, driver):
+    def __exit__(self, *exc):
+        return False
+
+
+class DriverRawBackend:
+    """Raw memory from the CUDA driver (``cuMemAlloc``). ``guard()`` returns a context
+    manager that makes this device's context current around each call that needs one
+    (framework/cuda/_runtime.on_device); without it, the thread's current context is used."""
+
+    def __init__(self, driver, guard=None):
         self.driver = driver
+        self._guard = guard or _NoGuard
         self._event_pool = []
 
     def raw_alloc(self, nbytes):
         from .driver import CUDA_ERROR_OUT_OF_MEMORY, CudaError
 
         try:
-            return self.driver.mem_alloc(nbytes)
+            with self._guard():
+                return self.driver.mem_alloc(nbytes)
         except CudaError as e:
             if e.code == CUDA_ERROR_OUT_OF_MEMORY:
                 raise RawOutOfMemory(nbytes) from None
             raise
 
     def raw_free(self, ptr):
-        self.driver.mem_free(ptr)
+        with self._guard():
+            self.driver.mem_free(ptr)
 
     def mem_get_info(self):
-        return self.driver.mem_get_info()
+        with self._guard():
+            return self.driver.mem_get_info()
 
     def synchronize(self):
-        self.driver.ctx_synchronize()
+        with self._guard():
+            self.driver.ctx_synchronize()
 
     def record_event(self, stream):
         from .driver import CU_EVENT_DISABLE_TIMING
 
         # events are recycled: creating one per free would cost a driver call each time
-        ev = self._event_pool.pop() if self._event_pool else \
-            self.driver.event_create(CU_EVENT_DISABLE_TIMING)
-        self.driver.event_record(ev, stream)
+        with self._guard():
+            ev = self._event_pool.pop() if self._event_pool else \
+                self.driver.event_create(CU_EVENT_DISABLE_TIMING)
+            self.driver.event_record(ev, stream)
         return ev
 
     def query_event(self, event):
@@ -627,4 +643,3 @@ class DriverRawBackend:
     def synchronize_event(self, event):
         self.driver.event_synchronize(event)
         self._event_pool.append(event)
-

@@ -37,9 +37,8 @@ class Stream:
         if _handle is not None:
             self.cuda_stream = _handle
         elif s.mode == "driver":
-            s.context(self.device_index)
-            self.cuda_stream = s.driver.stream_create(priority=priority or None)
-            s.context(_runtime.current_index())
+            with _runtime.on_device(self.device_index):
+                self.cuda_stream = s.driver.stream_create(priority=priority or None)
         else:
             self.cuda_stream = next(_sim_ids)
 
@@ -51,18 +50,23 @@ class Stream:
         """Waits for all work queued on this stream."""
         s = _runtime.state()
         if s.mode == "driver":
-            s.driver.stream_synchronize(self.cuda_stream)
+            with _runtime.on_device(self.device_index):  # handle 0: that device's
+                s.driver.stream_synchronize(self.cuda_stream)
 
     def query(self):
         """Whether all work queued on this stream has finished."""
         s = _runtime.state()
-        return s.driver.stream_query(self.cuda_stream) if s.mode == "driver" else True
+        if s.mode != "driver":
+            return True
+        with _runtime.on_device(self.device_index):
+            return s.driver.stream_query(self.cuda_stream)
 
     def wait_event(self, event):
         """Makes work queued later on this stream wait for ``event``."""
         s = _runtime.state()
         if s.mode == "driver" and event._handle is not None:
-            s.driver.stream_wait_event(self.cuda_stream, event._handle)
+            with _runtime.on_device(self.device_index):
+                s.driver.stream_wait_event(self.cuda_stream, event._handle)
 
     def wait_stream(self, stream):
         """Makes work queued later on this stream wait for the work queued on ``stream``."""
@@ -109,14 +113,18 @@ class Event:
         """Records the event on ``stream`` (the current stream by default)."""
         stream = current_stream() if stream is None else stream
         s = _runtime.state()
+        if self._device is not None and self._device != stream.device_index:
+            raise RuntimeError(f"Event device {self._device} does not match recording stream's "
+                               f"device {stream.device_index}.")
         self._device = stream.device_index
         if s.mode == "driver":
             from .driver import CU_EVENT_BLOCKING_SYNC, CU_EVENT_DISABLE_TIMING
-            if self._handle is None:
-                flags = (0 if self.enable_timing else CU_EVENT_DISABLE_TIMING) | \
-                    (CU_EVENT_BLOCKING_SYNC if self.blocking else 0)
-                self._handle = s.driver.event_create(flags)
-            s.driver.event_record(self._handle, stream.cuda_stream)
+            with _runtime.on_device(stream.device_index):  # the event lives on that device
+                if self._handle is None:
+                    flags = (0 if self.enable_timing else CU_EVENT_DISABLE_TIMING) | \
+                        (CU_EVENT_BLOCKING_SYNC if self.blocking else 0)
+                    self._handle = s.driver.event_create(flags)
+                s.driver.event_record(self._handle, stream.cuda_stream)
         else:
             self._time = time.perf_counter()
             self._handle = 0
