@@ -4,6 +4,7 @@ Ops (``add``, ``sum``, ``view``, ...) are attached as methods by the dispatcher 
 ``ops.yaml``; this file holds what is a property of the tensor object itself.
 """
 import builtins
+import weakref
 
 import numpy as np
 
@@ -572,10 +573,20 @@ class Size(tuple):
 class _UntypedStorage:
     """What Triton's interpreter needs of ``tensor.untyped_storage()``."""
 
-    __slots__ = ("_s",)
+    __slots__ = ("_strong", "_weak")
 
     def __init__(self, storage):
-        self._s = storage
+        self._strong = storage
+        self._weak = None
+
+    @property
+    def _s(self):
+        s = self._strong
+        if s is None:
+            s = self._weak()
+            if s is None:
+                raise RuntimeError("the storage was freed")
+        return s
 
     def data_ptr(self):
         return self._s.ptr
@@ -603,7 +614,20 @@ class _UntypedStorage:
         if other.data_ptr() != self.data_ptr():
             from .cuda import _runtime
             _runtime.copy_bytes(self._s, other._s, min(self.nbytes(), other.nbytes()))
+        elif self.device.type == "cuda" and other.device.type == "cpu":
+            # Triton's interpreter writing a simulated launch's arguments back from their
+            # host aliases (cpu()): nothing to copy. It is done with both, but keeps them
+            # in a reference cycle until the garbage collector runs; let go of the device
+            # memory now, so that it is freed as soon as its tensors are.
+            other._s.buf = None
+            self._release()
+            other._release()
         return self
+
+    def _release(self):
+        if self._strong is not None:
+            self._weak = weakref.ref(self._strong)
+            self._strong = None
 
 
 def _wrap_dim(dim, ndim, op="dim"):

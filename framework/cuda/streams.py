@@ -90,12 +90,12 @@ class Stream:
                 f"cuda_stream={self.cuda_stream:#x}>")
 
     def __del__(self):
-        s = _runtime._state
-        if self._owned and s is not None and s.mode == "driver":
-            try:
+        try:
+            s = _runtime._state
+            if self._owned and s is not None and s.mode == "driver":
                 s.driver.stream_destroy(self.cuda_stream)
-            except Exception:
-                pass
+        except Exception:  # interpreter shutdown: modules and the driver may be gone
+            pass
 
 
 class Event:
@@ -161,12 +161,12 @@ class Event:
         return f"<framework.cuda.Event {'recorded' if self._handle is not None else 'uninitialized'}>"
 
     def __del__(self):
-        s = _runtime._state
-        if self._handle and s is not None and s.mode == "driver":
-            try:
+        try:
+            s = _runtime._state
+            if self._handle and s is not None and s.mode == "driver":
                 s.driver.event_destroy(self._handle)
-            except Exception:
-                pass
+        except Exception:  # interpreter shutdown: modules and the driver may be gone
+            pass
 
 
 _default_streams = {}
