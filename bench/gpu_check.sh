@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The whole project on a real GPU, in one command: build the native extension in place, run
+# the test suite on the GPU (no TRITON_INTERPRET), time bench/gpu_ops.py into
+# bench/results/<date>-<device>.md, and print a short table last.
+#
+#   bench/gpu_check.sh [pytest arguments...]      (default: the whole of tests/)
+#
+# Needs python3 with numpy, pyyaml, pytest, triton, torch and pybind11 (the GPU machines'
+# image has them) and nothing from the network. The one package that image lacks,
+# scipy-openblas32 (OpenBLAS for the CPU backend), is installed from wheels in .whl/ when
+# it is missing; fetch it beforehand on a machine with network access, e.g.
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#       --platform manylinux2014_x86_64 -d .whl scipy-openblas32
+# Environment: PYTHON (default python3), JOBS (pytest workers, default 8), OUT (if set, a
+# folder that receives the test log and the benchmark table), BENCH_ARGS (e.g. --quick),
+# NO_TESTS=1 / NO_BENCH=1 to leave a step out (each run must fit the machine's time limit).
+set -u
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+JOBS=${JOBS:-8}
+export PYTHONUNBUFFERED=1
+unset TRITON_INTERPRET
+RESULTS=bench/results
+mkdir -p "$RESULTS"
+LOGDIR=${OUT:-$RESULTS}
+LOG="$LOGDIR/gpu_check_tests.log"
+summary=()
+note() { summary+=("| $1 | $2 |"); }
+
+finish() {
+    echo
+    echo "| step | result |"
+    echo "| --- | --- |"
+    printf '%s\n' "${summary[@]}"
+    exit "$1"
+}
+
+# -- the machine ------------------------------------------------------------------------------
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "gpu_check: no NVIDIA GPU here (nvidia-smi finds none); nothing to check."
+    note "GPU" "none found"
+    finish 0
+fi
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1)
+note "GPU" "$GPU_NAME, driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n1)"
+note "python" "$($PY -c 'import sys, triton; print(sys.version.split()[0], "triton", triton.__version__)' 2>&1)"
+
+# -- dependencies that may have to come as wheels -------------------------------------------
+if ! $PY -c "import scipy_openblas32" 2>/dev/null; then
+    if ls .whl/*.whl >/dev/null 2>&1; then
+        $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+            --target /tmp/site .whl/*.whl || { note "wheels" "install failed"; finish 1; }
+        export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+        note "wheels" "installed from .whl/: $(cd .whl && ls *.whl | tr '\n' ' ')"
+    else
+        echo "gpu_check: scipy_openblas32 is missing and .whl/ has no wheels (see the header)."
+        note "build" "scipy_openblas32 missing"
+        finish 1
+    fi
+fi
+
+# -- build ------------------------------------------------------------------------------------
+t0=$(date +%s)
+if ! FRAMEWORK_BUILD_JOBS=$(nproc) $PY setup.py -q build_ext --inplace >"$LOGDIR/gpu_check_build.log" 2>&1; then
+    tail -n 40 "$LOGDIR/gpu_check_build.log"
+    note "build" "FAILED (log: $LOGDIR/gpu_check_build.log)"
+    finish 1
+fi
+note "build" "ok in $(( $(date +%s) - t0 )) s"
+if ! $PY -c "import framework as fw; assert fw.cuda.is_available() and not fw.cuda.is_simulated(); print(fw.cuda.get_device_name())"; then
+    note "framework.cuda" "NOT AVAILABLE on the GPU"
+    finish 1
+fi
+
+# -- tests on the GPU ---------------------------------------------------------------------------
+test_rc=0
+if [ -z "${NO_TESTS:-}" ]; then
+    t0=$(date +%s)
+    if [ "$#" -eq 0 ]; then set -- tests; fi
+    $PY -m pytest -q -n "$JOBS" -p no:cacheprovider --durations=10 -rfE "$@" >"$LOG" 2>&1
+    test_rc=$?
+    tail -n 60 "$LOG"
+    counts=$(grep -E '[0-9]+ (passed|failed|error)' "$LOG" | tail -n1 | sed 's/=//g')
+    note "tests ($*)" "${counts:-no summary line} in $(( $(date +%s) - t0 )) s (rc $test_rc; log: $LOG)"
+fi
+
+# -- benchmarks -------------------------------------------------------------------------------
+slug=$(echo "$GPU_NAME" | tr '[:upper:]' '[:lower:]' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
+BENCH_OUT="$RESULTS/$(date -u +%Y-%m-%d)-$slug.md"
+if [ -n "${NO_BENCH:-}" ]; then finish "$test_rc"; fi
+t0=$(date +%s)
+# shellcheck disable=SC2086
+if $PY bench/gpu_ops.py --out "$BENCH_OUT" ${BENCH_ARGS:-} >"$LOGDIR/gpu_check_bench.log" 2>&1 \
+        && [ -f "$BENCH_OUT" ]; then
+    [ -n "${OUT:-}" ] && cp "$BENCH_OUT" "$OUT/"
+    echo
+    cat "$BENCH_OUT"
+    note "bench" "$BENCH_OUT in $(( $(date +%s) - t0 )) s"
+else
+    tail -n 30 "$LOGDIR/gpu_check_bench.log"
+    note "bench" "FAILED (log: $LOGDIR/gpu_check_bench.log)"
+    test_rc=1
+fi
+finish "$test_rc"
