@@ -9,12 +9,12 @@ from .memory import (empty_cache, max_memory_allocated, max_memory_reserved, mem
                      memory_allocated, memory_reserved, memory_snapshot, memory_stats,
                      memory_summary, reset_accumulated_memory_stats, reset_max_memory_allocated,
                      reset_peak_memory_stats, set_per_process_memory_fraction)
-from .streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, \
-    stream
+from .streams import Event, ExternalStream, Stream, StreamContext, current_stream, \
+    default_stream, set_stream, stream
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device",
            "device_of", "get_device_name", "get_device_capability", "get_device_properties",
-           "synchronize", "Stream", "Event", "stream", "current_stream", "default_stream",
+           "synchronize", "Stream", "ExternalStream", "Event", "stream", "current_stream", "default_stream",
            "set_stream", "OutOfMemoryError", "memory_allocated", "max_memory_allocated",
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "memory_stats", "memory_summary", "empty_cache", "mem_get_info", "manual_seed",
@@ -182,7 +182,8 @@ def get_arch_list():
 
 
 def is_bf16_supported(including_emulation=True):
-    return is_available()
+    """Whether bfloat16 is usable: compute capability 8.0 (Ampere) or later."""
+    return is_available() and get_device_capability()[0] >= 8
 
 
 def manual_seed(seed):

@@ -98,6 +98,14 @@ class Stream:
             pass
 
 
+class ExternalStream(Stream):
+    """A stream made elsewhere (another library's ``CUstream`` handle, e.g. torch's
+    ``torch.cuda.current_stream().cuda_stream``): used, never destroyed, by framework."""
+
+    def __init__(self, stream_ptr, device=None):
+        super().__init__(device, _handle=stream_ptr)
+
+
 class Event:
     """A marker in a stream's work (PyTorch's ``torch.cuda.Event``); ``enable_timing``
     lets two recorded events measure the time between them."""

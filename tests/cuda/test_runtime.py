@@ -613,3 +613,14 @@ def test_out_of_memory_on_one_device_only():
         print("OK")
     """, FRAMEWORK_SIM_MEMORY=64 * MB, FRAMEWORK_SIM_DEVICES=2)
     assert out.strip().endswith("OK")
+
+
+def test_external_stream_and_capabilities():
+    s = fw.cuda.Stream()
+    ext = fw.cuda.ExternalStream(s.cuda_stream)
+    assert ext == s and ext.device_index == 0
+    with fw.cuda.stream(ext):
+        assert fw.cuda.current_stream() == s
+    del ext                                  # not destroyed: still usable through s
+    s.synchronize()
+    assert fw.cuda.is_bf16_supported() == (fw.cuda.get_device_capability()[0] >= 8)
