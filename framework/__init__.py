@@ -33,6 +33,11 @@ from .random import (  # noqa: E402,F401
 
 _dispatcher.install({"": _sys.modules[__name__], "linalg": linalg,
                      "nn.functional": nn.functional})
+from . import autograd  # noqa: E402
+from .autograd.grad_mode import (  # noqa: E402,F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled,
+)
 
 
 def is_tensor(obj):
