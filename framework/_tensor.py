@@ -530,10 +530,17 @@ class Tensor:
 
     def __getitem__(self, index):
         from ._ops import indexing
+        if self._requires_grad:
+            from .autograd import record
+            return record.getitem(indexing.getitem, self, index)
         return indexing.getitem(self, index)
 
     def __setitem__(self, index, value):
         from ._ops import indexing
+        if self._requires_grad or getattr(value, "_requires_grad", False):
+            from .autograd import record
+            record.setitem(indexing.setitem, self, index, value)
+            return
         indexing.setitem(self, index, value)
 
     @property

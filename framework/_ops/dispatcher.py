@@ -16,7 +16,8 @@ Optional: ``method_impl`` (a method with another calling convention than the fun
 ``dispatch`` names the backend kernel an implementation calls on each device; the op-table
 test checks that every named kernel exists. ``derivatives`` maps each differentiable input
 to its gradient formula (framework/autograd/record.py); ``derivatives: none`` marks an op
-whose outputs never need gradients (creation, comparisons, indices). An op that takes
+whose outputs never need gradients (creation, comparisons, indices), ``derivatives:
+composite`` one implemented with recorded ops (autograd goes through them). An op that takes
 tensors and declares neither records a node that raises if a backward reaches it.
 """
 import importlib
@@ -87,7 +88,7 @@ def _build(row):
     op.variants = tuple(row.get("variants", ("function", "method")))
     op.dispatch = row.get("dispatch", {})
     derivatives = row.get("derivatives", {})
-    op.derivatives = {} if derivatives == "none" else derivatives
+    op.derivatives = {} if derivatives in ("none", "composite") else derivatives
     op.promote = row.get("promote", "default")
     op.kernel = row.get("kernel", op.name)
     if "impl" in row:
@@ -102,7 +103,7 @@ def _build(row):
     # Tensor.where(condition, other))
     op.method_fn = _resolve(row["method_impl"]) if "method_impl" in row else op.fn
     op.inplace_fn = _resolve(row["inplace_impl"]) if "inplace_impl" in row else None
-    if derivatives != "none":
+    if derivatives not in ("none", "composite"):
         _record_autograd(op)
     return op
 

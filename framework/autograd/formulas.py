@@ -317,9 +317,9 @@ def maximum_backward(grad, input, other, for_input):
 
 def sinc_backward(grad, input):
     import math
-    px = input * math.pi
-    d = (px.cos() * math.pi - px.sin() / input.masked_fill(input == 0, 1)) / \
-        input.masked_fill(input == 0, 1)
+    x = input.masked_fill(input == 0, 1)
+    px = x * math.pi
+    d = (px.cos() * px - px.sin()) / (px * x)
     return grad * d.masked_fill(input == 0, 0)
 
 
@@ -485,3 +485,9 @@ def torch_bool():
 
 def not_implemented(op, input):
     raise RuntimeError(f"the derivative for '{op}' is not implemented (input '{input}').")
+
+
+def setitem_self_backward(grad, index):
+    g = grad.clone()
+    g[index] = 0
+    return g

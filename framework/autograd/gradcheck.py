@@ -22,17 +22,21 @@ def _numerical(fn, inputs, i, eps):
     with no_grad():
         flat = x.detach().reshape(-1)
         base = flat.clone()
-        for j in range(n):
-            orig = float(base[j])
-            flat[j] = orig + eps
-            plus = [o.detach().double().reshape(-1).numpy(force=True).copy()
-                    for o in _flat_outputs(fn(*inputs))]
-            flat[j] = orig - eps
-            minus = [o.detach().double().reshape(-1).numpy(force=True).copy()
-                     for o in _flat_outputs(fn(*inputs))]
+
+    def at(j, v):
+        with no_grad():     # the function itself runs with grad mode as the caller's
+            flat[j] = v
+        return [o.detach().double().reshape(-1).numpy(force=True).copy()
+                for o in _flat_outputs(fn(*inputs))]
+
+    for j in range(n):
+        orig = float(base[j])
+        plus = at(j, orig + eps)
+        minus = at(j, orig - eps)
+        with no_grad():
             flat[j] = orig
-            cols.append(np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-                        if plus else np.zeros(0))
+        cols.append(np.concatenate([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+                    if plus else np.zeros(0))
     return np.array(cols).reshape(n, -1)
 
 
@@ -70,16 +74,18 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     import numpy as np
     inputs = _inputs(inputs)
     outputs = _flat_outputs(func(*inputs))
-    for i, x in enumerate(inputs):
-        if not (isinstance(x, Tensor) and x._requires_grad):
-            continue
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
+    # every analytical Jacobian first: the finite differences modify the inputs in place
+    analytical = {i: _analytical(func, inputs, i, outputs) for i in diff}
+    for i in diff:
+        x = inputs[i]
         if x.dtype.name != "float64":
             import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision "
                           "floating point. This check will likely fail if all the inputs are "
                           "not of double precision floating point.", stacklevel=2)
         num = _numerical(func, inputs, i, eps)
-        ana = _analytical(func, inputs, i, outputs)
+        ana = analytical[i]
         if not np.allclose(ana, num, rtol=rtol, atol=atol):
             if not raise_exception:
                 return False

@@ -52,7 +52,9 @@ class Derivatives:
             code = compile(str(formula), f"<derivative of {op.name} wrt {name}>", "eval")
             used.update(_IDENT.findall(str(formula)))
             typ = types[name]
-            self.inputs.append((name, "[]" in typ or "..." in typ, code))
+            # a lambda in a formula cannot see eval's locals: it runs with them as globals
+            self.inputs.append((name, "[]" in typ or "..." in typ, code,
+                                "lambda" in str(formula)))
         self.params = params
         self.save = [p for p in params if p in used]
         self.save_result = "result" in used or "results" in used
@@ -106,13 +108,13 @@ class OpNode(Node):
         ns = namespace()
         outs = []
         pos = 0
-        for (name, is_list, code), metas in zip(d.inputs, self._slots):
+        for (name, is_list, code, closure), metas in zip(d.inputs, self._slots):
             edges = self.next_functions[pos:pos + len(metas)]
             pos += len(metas)
             if all(e is None for e in edges):
                 outs.extend([None] * len(metas))
                 continue
-            g = eval(code, ns, env)
+            g = eval(code, {**ns, **env}) if closure else eval(code, ns, env)
             gs = list(g) if is_list else [g]
             for gi, meta, e in zip(gs, metas, edges):
                 outs.append(_fit(gi, meta) if e is not None else None)
@@ -177,7 +179,7 @@ def record_inplace(d, call, env, self_t):
 
 def _edges(d, env):
     edges, slots = [], []
-    for name, is_list, _ in d.inputs:
+    for name, is_list, _, _ in d.inputs:
         v = env.get(name)
         items = list(v) if is_list and v is not None else [v]
         metas = []
@@ -293,3 +295,42 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
     fn.__module__ = impl.__module__
     fn.__wrapped__ = impl
     return fn, d
+
+
+# ---- indexing (Tensor.__getitem__ / __setitem__ are not op-table rows) -------------------
+
+class _IndexOp:
+    def __init__(self, name, args, derivatives, returns="Tensor"):
+        self.name, self.args, self.derivatives, self.returns = name, args, derivatives, returns
+
+
+_GETITEM = Derivatives(_IndexOp("getitem", [("Tensor", "input", None, False),
+                                            ("Any", "index", None, False)],
+                                {"input": "index_backward(grad, input, index)"}),
+                       ["input", "index"])
+_SETITEM = Derivatives(_IndexOp("setitem", [("Tensor", "input", None, False),
+                                            ("Any", "index", None, False),
+                                            ("Tensor", "value", None, False)],
+                                {"input": "setitem_self_backward(grad, index)",
+                                 "value": "grad[index]"}),
+                       ["input", "index", "value"])
+_GETITEM.node_name = "IndexBackward0"
+_SETITEM.node_name = "IndexPutBackward0"
+_SETITEM.inplace = True
+
+
+def getitem(impl, input, index):
+    """``input[index]``, recorded when it needs a gradient."""
+    if grad_mode._mode.enabled and input._requires_grad:
+        return record(_GETITEM, lambda: impl(input, index), {"input": input, "index": index})
+    return impl(input, index)
+
+
+def setitem(impl, input, index, value):
+    """``input[index] = value``, recorded when it needs a gradient."""
+    if grad_mode._mode.enabled and (input._requires_grad or (
+            isinstance(value, Tensor) and value._requires_grad)):
+        record(_SETITEM, lambda: impl(input, index, value),
+               {"input": input, "index": index, "value": value})
+        return
+    impl(input, index, value)
