@@ -152,9 +152,10 @@ def record(d, call, env):
     if inplace:
         return record_inplace(d, call, env, self_t)
     edges, slots = _edges(d, env)
+    saved = _saved(d, env)
     with _NoGrad():
         result = call()
-    return _attach(d, env, edges, slots, result)
+    return _attach(d, saved, edges, slots, result)
 
 
 def record_inplace(d, call, env, self_t):
@@ -172,9 +173,12 @@ def record_inplace(d, call, env, self_t):
         with _NoGrad():
             env = dict(env)
             env[d.self_name] = self_t.clone()
+    # saved before the call: an argument that aliases self is then caught as modified
+    saved = _saved(d, env)
     with _NoGrad():
         result = call()
-    return _attach(d, env, edges, slots, result)
+    _attach(d, saved, edges, slots, self_t)
+    return result
 
 
 def _edges(d, env):
@@ -194,11 +198,15 @@ def _edges(d, env):
     return edges, slots
 
 
-def _attach(d, env, edges, slots, result):
+def _saved(d, env):
+    return {k: _save(env[k]) for k in d.save if k in env}
+
+
+def _attach(d, saved, edges, slots, result):
     node = OpNode(edges)
     node._d = d
     node._slots = slots
-    node._saved = {k: _save(env[k]) for k in d.save if k in env}
+    node._saved = saved
     outs = result if isinstance(result, tuple) else (result,)
     node._num_outputs = len(outs)
     node._out_meta = tuple((o._shape, o.dtype, o._storage.device) if isinstance(o, Tensor)
