@@ -54,22 +54,26 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 class Node:
     """A step of the backward pass (PyTorch's ``torch.autograd.graph.Node``)."""
 
-    __slots__ = ("next_functions", "_seq", "_hooks", "_prehooks", "_tensor_hooks",
-                 "_retained", "_num_outputs", "_out_meta", "_released", "metadata",
-                 "_trace", "__weakref__", "__dict__")
+    # rarely set fields are class-level defaults: a node costs three stores to create
+    _hooks = None
+    _prehooks = None
+    _tensor_hooks = None   # output_nr -> _Hooks of the tensor (Tensor.register_hook)
+    _retained = None       # output_nr -> weakref of a tensor that retains its grad
+    _out_meta = None       # per output: (shape, dtype, device) to materialize zeros
+    _released = False
+    _trace = None
 
     def __init__(self, next_functions=(), num_outputs=1):
         self.next_functions = tuple(next_functions)
         self._seq = next(_seq)
-        self._hooks = None
-        self._prehooks = None
-        self._tensor_hooks = None   # output_nr -> _Hooks of the tensor (Tensor.register_hook)
-        self._retained = None       # output_nr -> weakref of a tensor that retains its grad
         self._num_outputs = num_outputs
-        self._out_meta = None       # per output: (shape, dtype, device) to materialize zeros
-        self._released = False
-        self.metadata = {}
-        self._trace = None
+
+    @property
+    def metadata(self):
+        m = self.__dict__.get("_metadata")
+        if m is None:
+            m = self.__dict__["_metadata"] = {}
+        return m
 
     def name(self):
         return type(self).__name__
@@ -111,8 +115,6 @@ class Node:
 
 class AccumulateGrad(Node):
     """The node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
-
-    __slots__ = ("variable", "_post_hooks")
 
     def __init__(self, variable):
         super().__init__((), 1)

@@ -13,8 +13,8 @@ records their own graph: higher-order gradients need no extra code.
 import re
 
 from .._tensor import Tensor
-from . import grad_mode
-from .graph import Node, SavedTensor, edge_of
+from . import anomaly_mode, grad_mode
+from .graph import Node, SavedTensor, edge_of, grad_accumulator
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _namespace = None
@@ -70,7 +70,7 @@ def _is_float(t):
 
 
 def _save(v):
-    if isinstance(v, Tensor):
+    if v.__class__ is Tensor or isinstance(v, Tensor):
         return SavedTensor(v)
     if isinstance(v, (list, tuple)) and v and all(isinstance(x, Tensor) for x in v):
         return [SavedTensor(x) for x in v]
@@ -88,7 +88,7 @@ def _unpack(v, node):
 class OpNode(Node):
     """The backward of one call of an op-table op."""
 
-    __slots__ = ("_d", "_saved", "_slots", "_results", "_name")
+    _results = None
 
     def name(self):
         return self._d.node_name
@@ -98,14 +98,16 @@ class OpNode(Node):
             from .graph import _FREED
             raise RuntimeError(_FREED)
         d = self._d
-        env = {k: _unpack(v, self) for k, v in self._saved.items()}
+        env = {}
+        for k, v in self._saved.items():
+            env[k] = v.unpack(self) if v.__class__ is SavedTensor else _unpack(v, self)
         env["grad"] = grads[0]
         env["grads"] = grads
         if self._results is not None:
             res = [r.unpack(self) if r is not None else None for r in self._results]
             env["result"] = res[0]
             env["results"] = res
-        ns = namespace()
+        ns = _namespace or namespace()
         outs = []
         pos = 0
         for (name, is_list, code, closure), metas in zip(d.inputs, self._slots):
@@ -153,8 +155,12 @@ def record(d, call, env):
         return record_inplace(d, call, env, self_t)
     edges, slots = _edges(d, env)
     saved = _saved(d, env)
-    with _NoGrad():
+    mode = grad_mode._mode
+    mode.enabled = False
+    try:
         result = call()
+    finally:
+        mode.enabled = True
     return _attach(d, saved, edges, slots, result)
 
 
@@ -185,16 +191,27 @@ def _edges(d, env):
     edges, slots = [], []
     for name, is_list, _, _ in d.inputs:
         v = env.get(name)
-        items = list(v) if is_list and v is not None else [v]
-        metas = []
-        for t in items:
-            if isinstance(t, Tensor):
-                edges.append(edge_of(t))
-                metas.append((t._shape, t.dtype))
-            else:
+        if is_list:
+            metas = []
+            for t in (v if v is not None else ()):
+                if isinstance(t, Tensor):
+                    edges.append(edge_of(t))
+                    metas.append((t._shape, t.dtype))
+                else:
+                    edges.append(None)
+                    metas.append(None)
+            slots.append(metas)
+        elif isinstance(v, Tensor):
+            if not v._requires_grad:
                 edges.append(None)
-                metas.append(None)
-        slots.append(metas)
+            elif v.grad_fn is not None:
+                edges.append((v.grad_fn, v.__dict__.get("_output_nr", 0)))
+            else:
+                edges.append((grad_accumulator(v), 0))
+            slots.append(((v._shape, v.dtype),))
+        else:
+            edges.append(None)
+            slots.append((None,))
     return edges, slots
 
 
@@ -211,7 +228,6 @@ def _attach(d, saved, edges, slots, result):
     node._num_outputs = len(outs)
     node._out_meta = tuple((o._shape, o.dtype, o._storage.device) if isinstance(o, Tensor)
                            else None for o in outs)
-    node._results = None
     if d.save_result:
         node._results = [SavedTensor(o, True, i) if isinstance(o, Tensor) else None
                          for i, o in enumerate(outs)]
@@ -223,7 +239,6 @@ def _attach(d, saved, edges, slots, result):
                 o.__dict__["_output_nr"] = i
             elif "_output_nr" in o.__dict__:
                 del o.__dict__["_output_nr"]
-    from . import anomaly_mode
     if anomaly_mode._enabled:
         anomaly_mode.record_trace(node)
     return result
