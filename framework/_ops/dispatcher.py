@@ -117,7 +117,8 @@ def _record_autograd(op):
     if not tensors:
         return
     plain = op.fn
-    op.fn, _ = record.make_wrapper(op, plain, tensors)
+    # ops named like in-place methods (copy_, fill_, relu_) modify their first argument
+    op.fn, _ = record.make_wrapper(op, plain, tensors, inplace=op.name.endswith("_"))
     if op.method_fn is plain:
         op.method_fn = op.fn
     if op.inplace_fn is not None:

@@ -38,8 +38,7 @@ class Derivatives:
 
     def __init__(self, op, params):
         self.op_name = op.name
-        self.node_name = "".join(p.capitalize() or "_" for p in op.name.split("_")) \
-            + "Backward0"
+        self.node_name = "".join(p.capitalize() for p in op.name.split("_")) + "Backward0"
         types = {name: typ for typ, name, _, _ in op.args}
         self.inputs = []        # (name, is_list, code)
         used = set()
@@ -57,12 +56,47 @@ class Derivatives:
                                 "lambda" in str(formula)))
         self.params = params
         self.save = [p for p in params if p in used]
+        # inputs the formulas read only the shape, dtype or device of: saved as TensorMeta,
+        # so that in-place changes to them later do not invalidate this node
+        text = " ".join(str(f) for f in derivatives.values())
+        self.meta_only = {p for p in self.save if _meta_only(p, text)}
         self.save_result = "result" in used or "results" in used
         first = op.args[0]
         self.self_name = first[1]
         self.out_param = "out" in params
         self.is_view = op.returns.startswith("Tensor(a)")
         self.inplace = False
+
+
+_META_USES = (r"\b{0}\.(shape|dtype|device)\b", r"\b{0}\.(dim|numel)\(\)",
+              r"\b(unreduce|moved|moved_multi|index_backward|numel_of|reduced_dims)\((grads?(\[0\])?, )?{0}\b")
+
+
+def _meta_only(name, text):
+    for pat in _META_USES:
+        text = re.sub(pat.format(re.escape(name)), "", text)
+    return re.search(rf"\b{re.escape(name)}\b", text) is None
+
+
+class TensorMeta:
+    """What formulas may read of a tensor saved for its metadata only."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, t):
+        from .._tensor import Size
+        self.shape = Size(t._shape)
+        self.dtype = t.dtype
+        self.device = t._storage.device
+
+    def dim(self):
+        return len(self.shape)
+
+    def numel(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
 
 
 def _is_float(t):
@@ -170,10 +204,16 @@ def record_inplace(d, call, env, self_t):
     if self_t._requires_grad and self_t.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    if self_t._base is not None and self_t._base._requires_grad:
-        raise RuntimeError(f"{d.op_name}_(): in-place operations on views of tensors that "
-                           "require grad are not supported yet by framework's autograd; use "
-                           "the out-of-place op")
+    base = self_t._base
+    on_view = base is not None and (base._requires_grad or _needs_grad(d, env))
+    if on_view:
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+        if not base.is_contiguous():
+            raise RuntimeError(f"{d.op_name}_(): in-place operation on a view of a "
+                               "non-contiguous tensor that requires grad is not supported")
+        base_edge = edge_of(base) if base._requires_grad else None
     edges, slots = _edges(d, env)
     if d.self_name in d.save:
         with _NoGrad():
@@ -184,7 +224,67 @@ def record_inplace(d, call, env, self_t):
     with _NoGrad():
         result = call()
     _attach(d, saved, edges, slots, self_t)
+    node = self_t.grad_fn
+    if on_view:
+        _rebase_view(base, base_edge, self_t, node)
     return result
+
+
+def _needs_grad(d, env):
+    for name, is_list, _, _ in d.inputs:
+        v = env.get(name)
+        for t in (v if is_list and v is not None else (v,)):
+            if isinstance(t, Tensor) and t._requires_grad:
+                return True
+    return False
+
+
+class CopySlices(Node):
+    """The new history of a base tensor after an in-place op on one of its views: the
+    gradient outside the view goes to the base's old history, inside it to the op."""
+
+    def __init__(self, base_edge, op_node, geometry):
+        super().__init__((base_edge, (op_node, 0)))
+        self._geometry = geometry
+
+    def apply(self, grads):
+        g = grads[0].contiguous()
+        size, stride, offset = self._geometry
+        region = g.as_strided(size, stride, g.storage_offset() + offset)
+        rest = g.clone()
+        rest.as_strided(size, stride, rest.storage_offset() + offset).zero_()
+        return [rest, region.clone()]
+
+
+class _ViewOfBase(Node):
+    """A view's history once its base was modified in place: its gradient lands in the
+    view's region of a zero gradient of the base."""
+
+    def __init__(self, base_edge, base_meta, geometry):
+        super().__init__((base_edge,))
+        self._base_meta = base_meta
+        self._geometry = geometry
+
+    def apply(self, grads):
+        from .._ops import creation
+        shape, dtype, device = self._base_meta
+        out = creation.zeros(shape, dtype=dtype, device=device)
+        size, stride, offset = self._geometry
+        out.as_strided(size, stride, offset).copy_(grads[0])
+        return [out]
+
+
+def _rebase_view(base, base_edge, view, op_node):
+    geometry = (view._shape, view._stride, view._offset - base._offset)
+    cs = CopySlices(base_edge, op_node, geometry)
+    cs._out_meta = ((base._shape, base.dtype, base._storage.device),)
+    base.grad_fn = cs
+    base._requires_grad = True
+    base.__dict__.pop("_output_nr", None)
+    view.grad_fn = _ViewOfBase((cs, 0), (base._shape, base.dtype, base._storage.device),
+                               geometry)
+    view._requires_grad = True
+    view.__dict__.pop("_output_nr", None)
 
 
 def _edges(d, env):
@@ -216,7 +316,12 @@ def _edges(d, env):
 
 
 def _saved(d, env):
-    return {k: _save(env[k]) for k in d.save if k in env}
+    out = {}
+    for k in d.save:
+        if k in env:
+            v = env[k]
+            out[k] = TensorMeta(v) if k in d.meta_only and isinstance(v, Tensor) else _save(v)
+    return out
 
 
 def _attach(d, saved, edges, slots, result):

@@ -303,3 +303,22 @@ def test_anomaly_mode_names_forward_line():
             y.sum().backward()
     msg = str(e.value)
     assert "SqrtBackward0" in msg and "inf" in msg and "x.sqrt()" in msg
+
+
+def test_inplace_on_view_rebases_base(device):
+    x = leaf([1.0, 2.0, 3.0, 4.0], device)
+    b = x * 1
+    v = b[1:3]
+    v.mul_(fw.tensor([10.0, 100.0], dtype=fw.float64, device=device))
+    assert b.grad_fn.name() == "CopySlices"
+    (b * fw.tensor([1.0, 2.0, 3.0, 4.0], dtype=fw.float64, device=device)).sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), [1.0, 20.0, 300.0, 4.0])
+    y = leaf([1.0, 2.0], device)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        y[0:1].add_(1)
+    # a leaf that does not require grad, written through a view with a value that does
+    z = fw.zeros(3, dtype=fw.float64, device=device)
+    w = leaf([5.0], device)
+    z[1:2].copy_(w * 2)
+    z.sum().backward()
+    np.testing.assert_allclose(w.grad.cpu().numpy(), [2.0])
