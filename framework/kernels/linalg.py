@@ -1,0 +1,354 @@
+"""Triton linalg family (the cuda backend of framework/_cpu/linalg.py): batched strided GEMM.
+
+``matmul(out, a, a_stride, b, b_stride, beta, alpha)`` computes, for every batch index,
+``out[..., M, N] = beta * out + alpha * a[..., M, K] @ b[..., K, N]``, every operand with
+arbitrary (non-negative) strides and the batch dims of a and b broadcast (stride 0).
+
+One kernel, ``_mm_kernel``: each program computes one BLOCK_M x BLOCK_N tile of the output
+of one matrix of the batch. ``program_id(0)`` walks the tiles in groups of GROUP_M rows of
+tiles (neighbouring programs share panels of a and b in L2), ``program_id(2)`` is the
+batch index (batch dims are merged on the host where the strides allow, and the rest are
+unravelled in the kernel). The K loop loads a BLOCK_M x BLOCK_K panel of a and a
+BLOCK_K x BLOCK_N panel of b per step, masked on every edge, so any M, N, K works (tiles
+are at least 16 wide for tl.dot). Strides equal to 1 are specialised by Triton's JIT, so
+row-major and column-major operands both get contiguous (vectorised) loads along their
+unit-stride axis.
+
+Products by dtype (MODE):
+- float16/bfloat16: ``tl.dot`` with float32 accumulation, rounded once at the store.
+- float32: ``tl.dot`` in IEEE float32 (``input_precision="ieee"``) by default, or TF32
+  when ``framework.get_float32_matmul_precision()`` is "high" or "medium"
+  (``framework.backends.cuda.matmul.allow_tf32 = True``), as PyTorch does.
+- float64 and integers: a broadcast multiply and ``tl.sum`` over each K chunk (no tensor
+  cores), accumulating in float64, in int64 for int64 and in int32 for the narrower
+  integers. Integer products and sums wrap around like the CPU's: only the low bits of
+  the output type survive, and those do not depend on the accumulator's width.
+The epilogue computes ``beta * out + alpha * acc`` in the accumulator type; with beta == 0
+out is not read (NaNs in it do not leak), and with K == 0 the product term is 0.
+
+On a GPU the tile shape of the tensor-core path is autotuned per (M, N, K, batch, dtype,
+layout, precision) with timings from framework.cuda.Event; under the interpreter
+(``framework.cuda.is_simulated()``) one small config is used.
+
+Not yet here: split-K for long-K products with few output tiles (dot, small mv), TMA
+loads and persistent kernels; tensor-core float64.
+"""
+import struct
+
+import triton
+import triton.language as tl
+
+from .pointwise import _down, _up, collapse
+
+GROUP_M = 8
+MAX_BATCH_DIMS = 8
+_GRID_Z = 65535  # the CUDA grid's limit on its third dim: bigger batches launch in chunks
+_INT32_MAX = 2**31 - 1
+_MAX_TILE = 256  # largest tile dim of any config: masked lanes may compute offsets this far
+_SMEM_LIMIT = 227 * 1024  # H100 shared memory per block; configs beyond it are pruned
+
+MODE_DOT = 0  # tl.dot: float16, bfloat16, float32
+MODE_FMA = 1  # multiply + sum: float64, integers
+
+_INTEGER = ("uint8", "int8", "int16", "int32", "int64")
+
+
+@triton.jit
+def _batch_offsets(bi, bshape, bso, bsa, bsb, NB: tl.constexpr):
+    """Element offsets (int64) of batch index bi in out, a and b."""
+    off_o = bi * 0
+    off_a = bi * 0
+    off_b = bi * 0
+    if NB > 0:
+        rem = bi
+        for d in tl.static_range(NB - 1, 0, -1):
+            i = rem % bshape[d]
+            rem = rem // bshape[d]
+            off_o += i * bso[d]
+            off_a += i * bsa[d]
+            off_b += i * bsb[d]
+        off_o += rem * bso[0]
+        off_a += rem * bsa[0]
+        off_b += rem * bsb[0]
+    return off_o, off_a, off_b
+
+
+@triton.jit(do_not_specialize=["nbatch", "layout"])
+def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
+               bshape, bso, bsa, bsb, b0, alpha, beta, nbatch, layout,
+               MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
+               BETA_ZERO: tl.constexpr, NB: tl.constexpr, IDX64: tl.constexpr,
+               UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               GROUP_M: tl.constexpr):
+    """One BLOCK_M x BLOCK_N tile of out[batch b0 + program_id(2)] = beta * out + alpha * a @ b.
+
+    out, a, b: pointers to element (0, 0) of the first matrix. M, N, K: matrix sizes.
+    som, son / sam, sak / sbk, sbn: element strides of the matrix dims of out / a / b.
+    bshape, bso, bsa, bsb: the (merged) batch shape and each operand's batch strides; NB of
+    them are used (0: a single matrix). alpha, beta: int64, the bits of a float64 for
+    float dtypes, the values for integers. nbatch, layout: only keys of the autotuner.
+    ACC: the accumulator's dtype; PRECISION: tl.dot's input precision (MODE_DOT). UPCAST:
+    dot the operands as float32 (exact for bfloat16; only under Triton's interpreter, whose
+    tl.dot multiplies the raw bits of bfloat16 operands)."""
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * num_n
+    first_m = (pid // in_group) * GROUP_M
+    group_m = tl.minimum(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % in_group) % group_m
+    pid_n = (pid % in_group) // group_m
+
+    bi = tl.program_id(2).to(tl.int64) + b0
+    off_o, off_a, off_b = _batch_offsets(bi, bshape, bso, bsa, bsb, NB)
+    a += off_a
+    b += off_b
+    out += off_o
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    if IDX64:
+        offs_m = offs_m.to(tl.int64)
+        offs_n = offs_n.to(tl.int64)
+        offs_k = offs_k.to(tl.int64)
+        step_a = tl.cast(sak, tl.int64) * BLOCK_K
+        step_b = tl.cast(sbk, tl.int64) * BLOCK_K
+    else:
+        step_a = sak * BLOCK_K
+        step_b = sbk * BLOCK_K
+    mask_m = offs_m < M
+    mask_n = offs_n < N
+    a_ptrs = a + offs_m[:, None] * sam + offs_k[None, :] * sak
+    b_ptrs = b + offs_k[:, None] * sbk + offs_n[None, :] * sbn
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    for kk in range(0, tl.cdiv(K, BLOCK_K)):
+        mask_k = offs_k < K - kk * BLOCK_K
+        av = tl.load(a_ptrs, mask=mask_m[:, None] & mask_k[None, :], other=0)
+        bv = tl.load(b_ptrs, mask=mask_k[:, None] & mask_n[None, :], other=0)
+        if MODE == 0:
+            if UPCAST:
+                av = av.to(tl.float32)
+                bv = bv.to(tl.float32)
+            acc = tl.dot(av, bv, acc, input_precision=PRECISION)
+        else:
+            prod = av.to(ACC)[:, :, None] * bv.to(ACC)[None, :, :]
+            acc += tl.sum(prod, axis=1).to(ACC)
+        a_ptrs += step_a
+        b_ptrs += step_b
+
+    # epilogue: beta * out + alpha * acc in the accumulator's type (int64 for integers)
+    mask = mask_m[:, None] & mask_n[None, :]
+    c_ptrs = out + offs_m[:, None] * som + offs_n[None, :] * son
+    if ACC == tl.float32 or ACC == tl.float64:
+        al = tl.cast(alpha, tl.int64).to(tl.float64, bitcast=True).to(ACC)
+        r = tl.where(K > 0, acc * al, 0.0)
+        if not BETA_ZERO:
+            be = tl.cast(beta, tl.int64).to(tl.float64, bitcast=True).to(ACC)
+            r = be * _up(tl.load(c_ptrs, mask=mask, other=0)).to(ACC) + r
+    else:
+        r = tl.where(K > 0, acc.to(tl.int64) * tl.cast(alpha, tl.int64), 0)
+        if not BETA_ZERO:
+            r = tl.cast(beta, tl.int64) * tl.load(c_ptrs, mask=mask, other=0).to(tl.int64) + r
+    tl.store(c_ptrs, _down(r, out.dtype.element_ty), mask=mask)
+
+
+# ---- configs and autotuning -------------------------------------------------------------
+
+def _config(bm, bn, bk, stages, warps):
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": GROUP_M},
+                         num_stages=stages, num_warps=warps)
+
+
+# tensor-core tiles for H100-class GPUs (big square problems favour 128x256 / 256x128 with 8
+# warps; the smaller ones serve skinny or small products)
+_DOT_CONFIGS = [
+    _config(128, 256, 64, 3, 8),
+    _config(256, 128, 64, 3, 8),
+    _config(128, 256, 64, 4, 8),
+    _config(128, 128, 64, 4, 8),
+    _config(128, 128, 64, 3, 4),
+    _config(128, 128, 32, 4, 4),
+    _config(128, 256, 32, 3, 8),
+    _config(256, 128, 32, 3, 8),
+    _config(64, 128, 64, 4, 4),
+    _config(128, 64, 64, 4, 4),
+    _config(64, 64, 64, 4, 4),
+    _config(64, 64, 32, 5, 4),
+    _config(32, 64, 32, 5, 2),
+]
+# float64 / integers: the broadcast product holds BLOCK_M * BLOCK_N * BLOCK_K values
+_FMA_CONFIG = _config(32, 32, 8, 2, 4)
+# the interpreter: one small config (tests run fast, edges and several tiles exercised)
+_SIM_DOT_CONFIG = _config(32, 32, 32, 1, 4)
+_SIM_FMA_CONFIG = _config(32, 32, 8, 1, 4)
+
+
+def _next_pow2(x):
+    return 1 << max(0, (int(x) - 1).bit_length())
+
+
+def _prune(configs, named_args, **kwargs):
+    """Drops configs that overflow shared memory for the dtype, and tiles far bigger than
+    the problem (keeping at least one)."""
+    itemsize = named_args["a"].dtype.itemsize
+    m, n, k = named_args["M"], named_args["N"], named_args["K"]
+    fit = [c for c in configs if c.num_stages * (c.kwargs["BLOCK_M"] + c.kwargs["BLOCK_N"])
+           * c.kwargs["BLOCK_K"] * itemsize <= _SMEM_LIMIT]
+    small = [c for c in fit if c.kwargs["BLOCK_M"] <= max(64, _next_pow2(m))
+             and c.kwargs["BLOCK_N"] <= max(64, _next_pow2(n))
+             and c.kwargs["BLOCK_K"] <= max(32, _next_pow2(k))]
+    return small or fit or configs[-1:]
+
+
+def _do_bench(kernel_call, quantiles):
+    """Milliseconds of kernel_call at the given quantiles, timed with framework.cuda.Event
+    on the current stream (Triton's autotuner interface; no torch)."""
+    from .. import cuda
+    kernel_call()  # compiles; the first launch is not timed
+    start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(3):
+        kernel_call()
+    end.record()
+    end.synchronize()
+    estimate = max(start.elapsed_time(end) / 3, 1e-3)
+    reps = max(5, min(100, int(30.0 / estimate)))  # about 30 ms per config
+    events = [(cuda.Event(enable_timing=True), cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+    for s, e in events:
+        s.record()
+        kernel_call()
+        e.record()
+    events[-1][1].synchronize()
+    times = sorted(s.elapsed_time(e) for s, e in events)
+    return [times[min(len(times) - 1, int(q * len(times)))] for q in quantiles]
+
+
+_KEY = ["M", "N", "K", "nbatch", "layout", "PRECISION"]
+_PRUNE = {"early_config_prune": _prune}
+_tuned = triton.autotune(_DOT_CONFIGS, key=_KEY, prune_configs_by=_PRUNE,
+                         do_bench=_do_bench)(_mm_kernel)
+# beta != 0 reads out: benchmark runs restore it after each trial
+_tuned_restore = triton.autotune(_DOT_CONFIGS, key=_KEY, prune_configs_by=_PRUNE,
+                                 do_bench=_do_bench, restore_value=["out"])(_mm_kernel)
+
+
+# ---- host side --------------------------------------------------------------------------
+
+def _fold_rows(batch, so, sa, sb, m):
+    """Drops size-1 batch dims and folds trailing batch dims over which b is broadcast into
+    the rows of a and out when each steps exactly over their rows: (B, M, K) @ (K, N) is
+    one (B*M, K) @ (K, N) GEMM (as native/linalg.cpp's fold_rows)."""
+    keep = [d for d in range(len(batch)) if batch[d] != 1] + [len(batch), len(batch) + 1]
+    batch = [batch[d] for d in keep[:-2]]
+    so, sa, sb = ([s[d] for d in keep] for s in (so, sa, sb))
+    while batch:
+        d, row = len(batch) - 1, len(batch)
+        fits = m == 1 or (sa[d] == sa[row] * m and so[d] == so[row] * m)
+        if sb[d] != 0 or not fits or m * batch[d] > _INT32_MAX:
+            break
+        if m == 1:
+            sa[row], so[row] = sa[d], so[d]
+        m *= batch.pop()
+        for s in (so, sa, sb):
+            del s[d]
+    return batch, so, sa, sb, m
+
+
+def _param(value, integer):
+    """alpha/beta as the kernel takes them: an int64 value, or the bits of a float64."""
+    if integer:
+        v = int(value)
+        return (v + 2**63) % 2**64 - 2**63
+    return struct.unpack("<q", struct.pack("<d", float(value)))[0]
+
+
+def _extent(rows, cols, rs, cs):
+    """One past the largest element offset a tile may compute (masked lanes included)."""
+    return (rows + _MAX_TILE) * rs + (cols + _MAX_TILE) * cs + 1
+
+
+def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
+    """out[..., M, N] = beta * out + alpha * a[..., M, K] @ b[..., K, N] for every batch index.
+
+    ``a_stride``/``b_stride`` are the operands' strides already broadcast to out's batch
+    shape (0 where broadcast); beta == 0 means out is not read."""
+    shape, so = tuple(out._shape), list(out._stride)
+    sa, sb = list(a_stride), list(b_stride)
+    nd = len(shape) - 2
+    if nd < 0 or len(so) != nd + 2 or len(sa) != nd + 2 or len(sb) != nd + 2:
+        raise RuntimeError(f"matmul: expected {max(nd, 0) + 2} strides per operand")
+    batch, (m, n), k = list(shape[:nd]), shape[nd:], a._shape[-1]
+    if min(m, n, k) < 0:
+        raise RuntimeError("matmul: negative matrix size")
+    name = out.dtype.name
+    if name == "bool":
+        raise NotImplementedError("\"matmul_cuda\" not implemented for 'Bool'")
+    count = 1
+    for d, size in enumerate(batch):
+        if size < 0:
+            raise RuntimeError("matmul: negative batch size")
+        count *= size
+        if size > 1 and so[d] == 0:
+            raise RuntimeError("matmul: output has internal overlap")
+    if min(so + sa + sb) < 0:
+        raise RuntimeError("matmul: negative strides are not supported")
+    if count == 0 or m == 0 or n == 0:
+        return
+    if (m > 1 and so[nd] == 0) or (n > 1 and so[nd + 1] == 0):
+        raise RuntimeError("matmul: output has internal overlap")
+    if max(m, n, k) > _INT32_MAX:
+        raise RuntimeError("matmul: matrix dimensions must be below 2^31")
+
+    batch, so, sa, sb, m = _fold_rows(batch, so, sa, sb, m)
+    nb = len(batch)
+    bshape, (bso, bsa, bsb) = collapse(batch, [so[:nb], sa[:nb], sb[:nb]])
+    count = 1
+    for size in batch:
+        count *= size
+    ndims = len(bshape) if count > 1 else 0
+    if ndims > MAX_BATCH_DIMS:
+        raise RuntimeError(f"matmul: {ndims} non-mergeable batch dims, at most {MAX_BATCH_DIMS}")
+    som, son = so[nb], so[nb + 1]
+    sam, sak = sa[nb], sa[nb + 1]
+    sbk, sbn = sb[nb], sb[nb + 1]
+    idx64 = max(_extent(m, n, som, son), _extent(m, k, sam, sak),
+                _extent(k, n, sbk, sbn)) > _INT32_MAX
+
+    integer = name in _INTEGER
+    dot = name in ("float16", "bfloat16", "float32")
+    if dot:
+        acc = tl.float32
+    elif integer:
+        acc = tl.int64 if name == "int64" else tl.int32
+    else:
+        acc = tl.float64
+    precision = "ieee"
+    if name == "float32":
+        from .. import _matmul_precision
+        precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"
+    beta_zero = beta == 0
+    layout = (int(sak == 1) | int(sam == 1) << 1 | int(sbn == 1) << 2 | int(sbk == 1) << 3
+              | int(son == 1) << 4)
+    from .. import cuda
+    simulated = cuda.is_simulated()
+    if simulated or not dot:
+        fn = _mm_kernel
+        cfg = (_SIM_DOT_CONFIG if dot else _SIM_FMA_CONFIG) if simulated else _FMA_CONFIG
+        meta = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    else:
+        fn = _tuned if beta_zero else _tuned_restore
+        meta = {}
+    for b0 in range(0, count, _GRID_Z):
+        chunk = min(_GRID_Z, count - b0)
+
+        def grid(meta, chunk=chunk):
+            return (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]), 1, chunk)
+
+        fn[grid](out, a, b, m, n, k, som, son, sam, sak, sbk, sbn, bshape, bso, bsa, bsb, b0,
+                 _param(alpha, integer), _param(0 if beta_zero else beta, integer), count,
+                 layout, MODE=MODE_DOT if dot else MODE_FMA, PRECISION=precision, ACC=acc,
+                 BETA_ZERO=beta_zero, NB=ndims, IDX64=idx64,
+                 UPCAST=simulated and name == "bfloat16", **meta)
