@@ -46,6 +46,7 @@ _GRID_Z = 65535  # the CUDA grid's limit on its third dim: bigger batches launch
 _INT32_MAX = 2**31 - 1
 _MAX_TILE = 256  # largest tile dim of any config: masked lanes may compute offsets this far
 _SMEM_LIMIT = 227 * 1024  # H100 shared memory per block; configs beyond it are pruned
+_SMS = 132  # H100 SXM multiprocessors: how many tiles fill the GPU (a pruning hint only)
 
 MODE_DOT = 0  # tl.dot: float16, bfloat16, float32
 MODE_FMA = 1  # multiply + sum: float64, integers
@@ -73,12 +74,27 @@ def _batch_offsets(bi, bshape, bso, bsa, bsb, NB: tl.constexpr):
     return off_o, off_a, off_b
 
 
+@triton.jit
+def _load(ptrs, rows, cols, MASK_ROWS: tl.constexpr, MASK_COLS: tl.constexpr):
+    """A 2-d tile, masked (with zeros) only along the dims that need it."""
+    if MASK_ROWS and MASK_COLS:
+        x = tl.load(ptrs, mask=rows[:, None] & cols[None, :], other=0)
+    elif MASK_ROWS:
+        x = tl.load(ptrs, mask=rows[:, None], other=0)
+    elif MASK_COLS:
+        x = tl.load(ptrs, mask=cols[None, :], other=0)
+    else:
+        x = tl.load(ptrs)
+    return x
+
+
 @triton.jit(do_not_specialize=["nbatch", "layout"])
 def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
                bshape, bso, bsa, bsb, b0, alpha, beta, nbatch, layout,
                MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
                BETA_ZERO: tl.constexpr, NB: tl.constexpr, IDX64: tl.constexpr,
-               UPCAST: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               UPCAST: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
+               EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                GROUP_M: tl.constexpr):
     """One BLOCK_M x BLOCK_N tile of out[batch b0 + program_id(2)] = beta * out + alpha * a @ b.
 
@@ -89,7 +105,8 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
     float dtypes, the values for integers. nbatch, layout: only keys of the autotuner.
     ACC: the accumulator's dtype; PRECISION: tl.dot's input precision (MODE_DOT). UPCAST:
     dot the operands as float32 (exact for bfloat16; only under Triton's interpreter, whose
-    tl.dot multiplies the raw bits of bfloat16 operands)."""
+    tl.dot multiplies the raw bits of bfloat16 operands). EVEN_M/N/K: the size is a multiple
+    of its tile, so loads along it need no mask (set by the heuristics below)."""
     pid = tl.program_id(0)
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
@@ -125,8 +142,8 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for kk in range(0, tl.cdiv(K, BLOCK_K)):
         mask_k = offs_k < K - kk * BLOCK_K
-        av = tl.load(a_ptrs, mask=mask_m[:, None] & mask_k[None, :], other=0)
-        bv = tl.load(b_ptrs, mask=mask_k[:, None] & mask_n[None, :], other=0)
+        av = _load(a_ptrs, mask_m, mask_k, not EVEN_M, not EVEN_K)
+        bv = _load(b_ptrs, mask_k, mask_n, not EVEN_K, not EVEN_N)
         if MODE == 0:
             if UPCAST:
                 av = av.to(tl.float32)
@@ -152,6 +169,13 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
         if not BETA_ZERO:
             r = tl.cast(beta, tl.int64) * tl.load(c_ptrs, mask=mask, other=0).to(tl.int64) + r
     tl.store(c_ptrs, _down(r, out.dtype.element_ty), mask=mask)
+
+
+_mm = triton.heuristics({
+    "EVEN_M": lambda args: args["M"] % args["BLOCK_M"] == 0,
+    "EVEN_N": lambda args: args["N"] % args["BLOCK_N"] == 0,
+    "EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0,
+})(_mm_kernel)
 
 
 # ---- configs and autotuning -------------------------------------------------------------
@@ -190,16 +214,24 @@ def _next_pow2(x):
 
 
 def _prune(configs, named_args, **kwargs):
-    """Drops configs that overflow shared memory for the dtype, and tiles far bigger than
-    the problem (keeping at least one)."""
+    """The configs worth timing for this problem (at least one): those whose pipeline fits
+    in shared memory for the dtype, whose tiles are not far bigger than the problem, of at
+    least 128x128 when the problem has enough such tiles to fill the GPU twice, and for
+    IEEE float32 (a CUDA-core dot, no tensor cores) of at most 128x128 with BLOCK_K 32."""
     itemsize = named_args["a"].dtype.itemsize
     m, n, k = named_args["M"], named_args["N"], named_args["K"]
-    fit = [c for c in configs if c.num_stages * (c.kwargs["BLOCK_M"] + c.kwargs["BLOCK_N"])
-           * c.kwargs["BLOCK_K"] * itemsize <= _SMEM_LIMIT]
-    small = [c for c in fit if c.kwargs["BLOCK_M"] <= max(64, _next_pow2(m))
-             and c.kwargs["BLOCK_N"] <= max(64, _next_pow2(n))
-             and c.kwargs["BLOCK_K"] <= max(32, _next_pow2(k))]
-    return small or fit or configs[-1:]
+    many_tiles = triton.cdiv(m, 128) * triton.cdiv(n, 128) * named_args["nbatch"] >= 2 * _SMS
+    ieee = kwargs.get("PRECISION") == "ieee"
+    keep = []
+    for c in configs:
+        bm, bn, bk = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"]
+        if (c.num_stages * (bm + bn) * bk * itemsize > _SMEM_LIMIT
+                or bm > max(64, _next_pow2(m)) or bn > max(64, _next_pow2(n))
+                or bk > max(32, _next_pow2(k)) or (many_tiles and bm * bn < 128 * 128)
+                or (ieee and (bm * bn > 128 * 128 or bk != 32))):
+            continue
+        keep.append(c)
+    return keep or configs[-1:]
 
 
 def _do_bench(kernel_call, quantiles):
@@ -229,10 +261,10 @@ def _do_bench(kernel_call, quantiles):
 _KEY = ["M", "N", "K", "nbatch", "layout", "PRECISION"]
 _PRUNE = {"early_config_prune": _prune}
 _tuned = triton.autotune(_DOT_CONFIGS, key=_KEY, prune_configs_by=_PRUNE,
-                         do_bench=_do_bench)(_mm_kernel)
+                         do_bench=_do_bench)(_mm)
 # beta != 0 reads out: benchmark runs restore it after each trial
 _tuned_restore = triton.autotune(_DOT_CONFIGS, key=_KEY, prune_configs_by=_PRUNE,
-                                 do_bench=_do_bench, restore_value=["out"])(_mm_kernel)
+                                 do_bench=_do_bench, restore_value=["out"])(_mm)
 
 
 # ---- host side --------------------------------------------------------------------------
@@ -325,7 +357,7 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
         acc = tl.int64 if name == "int64" else tl.int32
     else:
         acc = tl.float64
-    precision = "ieee"
+    precision = None  # tl.dot's default: only float32 operands have a choice
     if name == "float32":
         from .. import _matmul_precision
         precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"
@@ -335,7 +367,7 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
     from .. import cuda
     simulated = cuda.is_simulated()
     if simulated or not dot:
-        fn = _mm_kernel
+        fn = _mm
         cfg = (_SIM_DOT_CONFIG if dot else _SIM_FMA_CONFIG) if simulated else _FMA_CONFIG
         meta = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     else:
