@@ -9,8 +9,8 @@ of one matrix of the batch. ``program_id(0)`` walks the tiles in groups of GROUP
 tiles (neighbouring programs share panels of a and b in L2), ``program_id(2)`` is the
 batch index (batch dims are merged on the host where the strides allow, and the rest are
 unravelled in the kernel). The K loop loads a BLOCK_M x BLOCK_K panel of a and a
-BLOCK_K x BLOCK_N panel of b per step, masked on every edge, so any M, N, K works (tiles
-are at least 16 wide for tl.dot). Strides equal to 1 are specialised by Triton's JIT, so
+BLOCK_K x BLOCK_N panel of b per step, masked along each dim that is not a multiple of its
+tile (EVEN_M/N/K), so any M, N, K works (tiles are at least 16 wide for tl.dot). Strides equal to 1 are specialised by Triton's JIT, so
 row-major and column-major operands both get contiguous (vectorised) loads along their
 unit-stride axis.
 
@@ -28,7 +28,9 @@ out is not read (NaNs in it do not leak), and with K == 0 the product term is 0.
 
 On a GPU the tile shape of the tensor-core path is autotuned per (M, N, K, batch, dtype,
 layout, precision) with timings from framework.cuda.Event; under the interpreter
-(``framework.cuda.is_simulated()``) one small config is used.
+(``framework.cuda.is_simulated()``) one small config is used, and bfloat16 operands are
+dotted as float32 (exact; the interpreter's tl.dot multiplies their raw bits). Every config
+compiles for sm_90a with Triton 3.9 without spills (wgmma for the tensor-core path).
 
 Not yet here: split-K for long-K products with few output tiles (dot, small mv), TMA
 loads and persistent kernels; tensor-core float64.
@@ -94,8 +96,8 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
                MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
                BETA_ZERO: tl.constexpr, NB: tl.constexpr, IDX64: tl.constexpr,
                UPCAST: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
-               EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-               GROUP_M: tl.constexpr):
+               EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
     """One BLOCK_M x BLOCK_N tile of out[batch b0 + program_id(2)] = beta * out + alpha * a @ b.
 
     out, a, b: pointers to element (0, 0) of the first matrix. M, N, K: matrix sizes.
@@ -194,10 +196,12 @@ _DOT_CONFIGS = [
     _config(128, 128, 64, 4, 8),
     _config(128, 128, 64, 3, 4),
     _config(128, 128, 32, 4, 4),
+    _config(128, 128, 32, 3, 8),
     _config(128, 256, 32, 3, 8),
     _config(256, 128, 32, 3, 8),
     _config(64, 128, 64, 4, 4),
     _config(128, 64, 64, 4, 4),
+    _config(64, 128, 32, 4, 4),
     _config(64, 64, 64, 4, 4),
     _config(64, 64, 32, 5, 4),
     _config(32, 64, 32, 5, 2),
@@ -217,7 +221,8 @@ def _prune(configs, named_args, **kwargs):
     """The configs worth timing for this problem (at least one): those whose pipeline fits
     in shared memory for the dtype, whose tiles are not far bigger than the problem, of at
     least 128x128 when the problem has enough such tiles to fill the GPU twice, and for
-    IEEE float32 (a CUDA-core dot, no tensor cores) of at most 128x128 with BLOCK_K 32."""
+    IEEE float32 (a CUDA-core dot, no tensor cores) with BLOCK_K 32 and at most 64
+    accumulators per thread (more spill registers)."""
     itemsize = named_args["a"].dtype.itemsize
     m, n, k = named_args["M"], named_args["N"], named_args["K"]
     many_tiles = triton.cdiv(m, 128) * triton.cdiv(n, 128) * named_args["nbatch"] >= 2 * _SMS
@@ -228,7 +233,7 @@ def _prune(configs, named_args, **kwargs):
         if (c.num_stages * (bm + bn) * bk * itemsize > _SMEM_LIMIT
                 or bm > max(64, _next_pow2(m)) or bn > max(64, _next_pow2(n))
                 or bk > max(32, _next_pow2(k)) or (many_tiles and bm * bn < 128 * 128)
-                or (ieee and (bm * bn > 128 * 128 or bk != 32))):
+                or (ieee and (bm * bn > 64 * 32 * c.num_warps or bk != 32))):
             continue
         keep.append(c)
     return keep or configs[-1:]
