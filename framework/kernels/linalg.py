@@ -30,7 +30,8 @@ On a GPU the tile shape of the tensor-core path is autotuned per (M, N, K, batch
 layout, precision) with timings from framework.cuda.Event; under the interpreter
 (``framework.cuda.is_simulated()``) one small config is used, and bfloat16 operands are
 dotted as float32 (exact; the interpreter's tl.dot multiplies their raw bits). Every config
-compiles for sm_90a with Triton 3.9 without spills (wgmma for the tensor-core path).
+compiles for sm_90a with Triton 3.9 (wgmma on the tensor-core path) without register spills,
+except four TF32 ones with column-major operands, masks and beta (a few hundred bytes).
 
 Not yet here: split-K for long-K products with few output tiles (dot, small mv), TMA
 loads and persistent kernels; tensor-core float64.
