@@ -10,9 +10,14 @@ tiles (neighbouring programs share panels of a and b in L2), ``program_id(2)`` i
 batch index (batch dims are merged on the host where the strides allow, and the rest are
 unravelled in the kernel). The K loop loads a BLOCK_M x BLOCK_K panel of a and a
 BLOCK_K x BLOCK_N panel of b per step, masked along each dim that is not a multiple of its
-tile (EVEN_M/N/K), so any M, N, K works (tiles are at least 16 wide for tl.dot). Strides equal to 1 are specialised by Triton's JIT, so
-row-major and column-major operands both get contiguous (vectorised) loads along their
-unit-stride axis.
+tile (EVEN_M/N/K), so any M, N, K works (tiles are at least 16 wide for tl.dot). Strides
+equal to 1 are specialised by Triton's JIT, so row-major and column-major operands both
+get contiguous (vectorised) loads along their unit-stride axis.
+
+Split-K: when the output has too few tiles to fill the GPU and K is long (dot, mv,
+small-batch linear layers), ``program_id(1)`` splits K into up to 32 parts, each written
+to a float32/float64/int workspace, and ``_splitk_reduce_kernel`` sums them into out with
+the alpha/beta epilogue.
 
 Products by dtype (MODE):
 - float16/bfloat16: ``tl.dot`` with float32 accumulation, rounded once at the store.
@@ -33,15 +38,16 @@ dotted as float32 (exact; the interpreter's tl.dot multiplies their raw bits). E
 compiles for sm_90a with Triton 3.9 (wgmma on the tensor-core path) without register spills,
 except four TF32 ones with column-major operands, masks and beta (a few hundred bytes).
 
-Not yet here: split-K for long-K products with few output tiles (dot, small mv), TMA
-loads and persistent kernels; tensor-core float64.
+Not yet here: TMA loads, persistent and warp-specialised kernels; tensor-core float64.
 """
 import struct
 
 import triton
 import triton.language as tl
 
-from .pointwise import _down, _up, collapse
+from .. import _dtype
+from .._ops import alloc
+from .pointwise import BLOCK, _down, _index, _offset, _up, collapse
 
 GROUP_M = 8
 MAX_BATCH_DIMS = 8
@@ -49,7 +55,12 @@ _GRID_Z = 65535  # the CUDA grid's limit on its third dim: bigger batches launch
 _INT32_MAX = 2**31 - 1
 _MAX_TILE = 256  # largest tile dim of any config: masked lanes may compute offsets this far
 _SMEM_LIMIT = 227 * 1024  # H100 shared memory per block; configs beyond it are pruned
-_SMS = 132  # H100 SXM multiprocessors: how many tiles fill the GPU (a pruning hint only)
+_SMS = 132  # H100 SXM multiprocessors: how many tiles fill the GPU (a tuning hint only)
+_SPLIT_MIN_K = 2048  # split-K: products with fewer 128x128 tiles than half the SMs and at
+_SPLIT_CHUNK = 1024  # least this K; every split keeps at least _SPLIT_CHUNK of K
+_MAX_SPLITS = 32
+_ACC_DTYPE = {"float32": tl.float32, "float64": tl.float64, "int32": tl.int32,
+              "int64": tl.int64}
 
 MODE_DOT = 0  # tl.dot: float16, bfloat16, float32
 MODE_FMA = 1  # multiply + sum: float64, integers
@@ -93,7 +104,7 @@ def _load(ptrs, rows, cols, MASK_ROWS: tl.constexpr, MASK_COLS: tl.constexpr):
 
 @triton.jit(do_not_specialize=["nbatch", "layout"])
 def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
-               bshape, bso, bsa, bsb, b0, alpha, beta, nbatch, layout,
+               bshape, bso, bsa, bsb, b0, ksplit, split_stride, alpha, beta, nbatch, layout,
                MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
                BETA_ZERO: tl.constexpr, NB: tl.constexpr, IDX64: tl.constexpr,
                UPCAST: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
@@ -104,7 +115,10 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
     out, a, b: pointers to element (0, 0) of the first matrix. M, N, K: matrix sizes.
     som, son / sam, sak / sbk, sbn: element strides of the matrix dims of out / a / b.
     bshape, bso, bsa, bsb: the (merged) batch shape and each operand's batch strides; NB of
-    them are used (0: a single matrix). alpha, beta: int64, the bits of a float64 for
+    them are used (0: a single matrix). Split-K: program_id(1) multiplies the K range
+    [program_id(1) * ksplit, +ksplit) into out + program_id(1) * split_stride (a float32,
+    float64 or integer workspace; _splitk_reduce_kernel sums the parts); without a split,
+    ksplit == K and there is one. alpha, beta: int64, the bits of a float64 for
     float dtypes, the values for integers. nbatch, layout: only keys of the autotuner.
     ACC: the accumulator's dtype; PRECISION: tl.dot's input precision (MODE_DOT). UPCAST:
     dot the operands as float32 (exact for bfloat16; only under Triton's interpreter, whose
@@ -121,9 +135,12 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
 
     bi = tl.program_id(2).to(tl.int64) + b0
     off_o, off_a, off_b = _batch_offsets(bi, bshape, bso, bsa, bsb, NB)
-    a += off_a
-    b += off_b
-    out += off_o
+    split = tl.program_id(1)
+    k_lo = split.to(tl.int64) * ksplit
+    k_len = tl.minimum(ksplit, K - k_lo)
+    a += off_a + k_lo * sak
+    b += off_b + k_lo * sbk
+    out += off_o + split.to(tl.int64) * split_stride
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -143,8 +160,8 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
     b_ptrs = b + offs_k[:, None] * sbk + offs_n[None, :] * sbn
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
-    for kk in range(0, tl.cdiv(K, BLOCK_K)):
-        mask_k = offs_k < K - kk * BLOCK_K
+    for kk in range(0, tl.cdiv(k_len, BLOCK_K)):
+        mask_k = offs_k < k_len - kk * BLOCK_K
         av = _load(a_ptrs, mask_m, mask_k, not EVEN_M, not EVEN_K)
         bv = _load(b_ptrs, mask_k, mask_n, not EVEN_K, not EVEN_N)
         if MODE == 0:
@@ -158,9 +175,15 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
         a_ptrs += step_a
         b_ptrs += step_b
 
-    # epilogue: beta * out + alpha * acc in the accumulator's type (int64 for integers)
     mask = mask_m[:, None] & mask_n[None, :]
     c_ptrs = out + offs_m[:, None] * som + offs_n[None, :] * son
+    _epilogue(acc, c_ptrs, mask, K, alpha, beta, ACC, BETA_ZERO)
+
+
+@triton.jit
+def _epilogue(acc, c_ptrs, mask, K, alpha, beta, ACC: tl.constexpr, BETA_ZERO: tl.constexpr):
+    """Stores beta * out + alpha * acc, computed in the accumulator's type (int64 for
+    integers); out is not read when BETA_ZERO, and the product term is 0 when K == 0."""
     if ACC == tl.float32 or ACC == tl.float64:
         al = tl.cast(alpha, tl.int64).to(tl.float64, bitcast=True).to(ACC)
         r = tl.where(K > 0, acc * al, 0.0)
@@ -171,13 +194,31 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
         r = tl.where(K > 0, acc.to(tl.int64) * tl.cast(alpha, tl.int64), 0)
         if not BETA_ZERO:
             r = tl.cast(beta, tl.int64) * tl.load(c_ptrs, mask=mask, other=0).to(tl.int64) + r
-    tl.store(c_ptrs, _down(r, out.dtype.element_ty), mask=mask)
+    tl.store(c_ptrs, _down(r, c_ptrs.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _splitk_reduce_kernel(out, ws, n, splits, shape, so, alpha, beta, ACC: tl.constexpr,
+                          BETA_ZERO: tl.constexpr, NDIM: tl.constexpr, CONTIG: tl.constexpr,
+                          IDX64: tl.constexpr, BLOCK: tl.constexpr):
+    """out = beta * out + alpha * (the sum of the ``splits`` parts of the workspace), for
+    BLOCK of the n elements of out (row-major over its (shape, so)); part s of element i is
+    ws[s * n + i]."""
+    i, mask = _index(n, BLOCK, IDX64)
+    ws_ptrs = ws + i
+    acc = tl.zeros([BLOCK], dtype=ACC)
+    for _ in range(0, splits):
+        acc += tl.load(ws_ptrs, mask=mask, other=0)
+        ws_ptrs += n
+    _epilogue(acc, out + _offset(i, shape, so, NDIM, CONTIG), mask, 1, alpha, beta, ACC,
+              BETA_ZERO)
 
 
 _mm = triton.heuristics({
     "EVEN_M": lambda args: args["M"] % args["BLOCK_M"] == 0,
     "EVEN_N": lambda args: args["N"] % args["BLOCK_N"] == 0,
-    "EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0,
+    "EVEN_K": lambda args: (args["K"] % args["BLOCK_K"] == 0
+                            and args["ksplit"] % args["BLOCK_K"] == 0),
 })(_mm_kernel)
 
 
@@ -303,6 +344,17 @@ def _param(value, integer):
     return struct.unpack("<q", struct.pack("<d", float(value)))[0]
 
 
+def _splits(m, n, k, count):
+    """(ksplit, splits): split-K when the output has too few tiles to fill the GPU and K is
+    long (dot, mv, small-batch linear layers); ksplit is a multiple of every BLOCK_K."""
+    tiles = triton.cdiv(m, 128) * triton.cdiv(n, 128) * count
+    if 2 * tiles > _SMS or k < _SPLIT_MIN_K:
+        return k, 1
+    splits = min(_SMS // tiles, k // _SPLIT_CHUNK, _MAX_SPLITS)
+    ksplit = triton.cdiv(triton.cdiv(k, splits), _MAX_TILE) * _MAX_TILE
+    return ksplit, triton.cdiv(k, ksplit)
+
+
 def _extent(rows, cols, rs, cs):
     """One past the largest element offset a tile may compute (masked lanes included)."""
     return (rows + _MAX_TILE) * rs + (cols + _MAX_TILE) * cs + 1
@@ -357,36 +409,65 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
 
     integer = name in _INTEGER
     dot = name in ("float16", "bfloat16", "float32")
-    if dot:
-        acc = tl.float32
-    elif integer:
-        acc = tl.int64 if name == "int64" else tl.int32
-    else:
-        acc = tl.float64
+    acc_name = "float32" if dot else ("float64" if not integer else
+                                      "int64" if name == "int64" else "int32")
     precision = None  # tl.dot's default: only float32 operands have a choice
     if name == "float32":
         from .. import _matmul_precision
         precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"
+    alpha, beta = _param(alpha, integer), _param(0 if beta == 0 else beta, integer)
     beta_zero = beta == 0
     layout = (int(sak == 1) | int(sam == 1) << 1 | int(sbn == 1) << 2 | int(sbk == 1) << 3
               | int(son == 1) << 4)
     from .. import cuda
     simulated = cuda.is_simulated()
+
+    ksplit, splits = _splits(m, n, k, count)
+    dest, split_stride = out, 0
+    if splits > 1:  # the parts go to a workspace, reduced into out below
+        dest = alloc.empty((splits * count * m * n,), _dtype._NAMES[acc_name],
+                           out._storage.device)
+        split_stride = count * m * n
+        som, son = n, 1
+        bso, step = [0] * len(bshape), m * n
+        for d in range(len(bshape) - 1, -1, -1):
+            bso[d] = step
+            step *= bshape[d]
+        layout |= 1 << 5
+    part_alpha = _param(1, integer) if splits > 1 else alpha
+    part_beta_zero = beta_zero or splits > 1
+
     if simulated or not dot:
         fn = _mm
         cfg = (_SIM_DOT_CONFIG if dot else _SIM_FMA_CONFIG) if simulated else _FMA_CONFIG
         meta = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     else:
-        fn = _tuned if beta_zero else _tuned_restore
+        fn = _tuned if part_beta_zero else _tuned_restore
         meta = {}
     for b0 in range(0, count, _GRID_Z):
         chunk = min(_GRID_Z, count - b0)
 
         def grid(meta, chunk=chunk):
-            return (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]), 1, chunk)
+            return (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]), splits,
+                    chunk)
 
-        fn[grid](out, a, b, m, n, k, som, son, sam, sak, sbk, sbn, bshape, bso, bsa, bsb, b0,
-                 _param(alpha, integer), _param(0 if beta_zero else beta, integer), count,
-                 layout, MODE=MODE_DOT if dot else MODE_FMA, PRECISION=precision, ACC=acc,
-                 BETA_ZERO=beta_zero, NB=ndims, IDX64=idx64,
+        fn[grid](dest, a, b, m, n, k, som, son, sam, sak, sbk, sbn, bshape, tuple(bso), bsa,
+                 bsb, b0, ksplit, split_stride, part_alpha, beta, count, layout,
+                 MODE=MODE_DOT if dot else MODE_FMA, PRECISION=precision,
+                 ACC=_ACC_DTYPE[acc_name], BETA_ZERO=part_beta_zero, NB=ndims, IDX64=idx64,
                  UPCAST=simulated and name == "bfloat16", **meta)
+    if splits > 1:
+        _splitk_reduce(out, shape, dest, splits, alpha, beta, acc_name)
+
+
+def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name):
+    """out = beta * out + alpha * the sum of the split-K parts in ws (row-major over out's
+    shape, one part after another)."""
+    n = ws._shape[0] // splits
+    oshape, (so,) = collapse(shape, [out._stride])
+    extent = sum((size - 1) * st for size, st in zip(oshape, so)) + 1
+    idx64 = max(n * splits, extent) + BLOCK >= 2**31
+    contig = len(oshape) == 1 and so[0] == 1
+    _splitk_reduce_kernel[(triton.cdiv(n, BLOCK),)](
+        out, ws, n, splits, oshape, so, alpha, beta, ACC=_ACC_DTYPE[acc_name],
+        BETA_ZERO=beta == 0, NDIM=len(oshape), CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)

@@ -360,3 +360,57 @@ def test_autotuned_path(monkeypatch, beta):
     check(c, beta * c0 + 1.5 * (host(a) @ host(b)), "float16")
     tuner = K._tuned_restore if beta else K._tuned
     assert tuner.best_config.kwargs["BLOCK_M"] <= 64
+
+
+# ---- split-K ------------------------------------------------------------------------------
+
+def test_split_decision():
+    assert K._splits(4096, 4096, 4096, 1) == (4096, 1)  # enough tiles
+    assert K._splits(1, 1, 1000, 1) == (1000, 1)  # short K
+    ksplit, splits = K._splits(16, 4096, 4096, 1)  # a small-batch linear layer
+    assert splits == 4 and ksplit == 1024
+    ksplit, splits = K._splits(1, 1, 10**6, 1)  # a long dot product
+    assert splits == K._MAX_SPLITS and ksplit % K._MAX_TILE == 0
+    assert (splits - 1) * ksplit < 10**6 <= splits * ksplit
+
+
+@pytest.fixture
+def small_splits(monkeypatch):
+    """Split-K for small K (the interpreter is slow): K = 100 runs as 64 + 36."""
+    monkeypatch.setattr(K, "_SPLIT_MIN_K", 64)
+    monkeypatch.setattr(K, "_SPLIT_CHUNK", 32)
+    monkeypatch.setattr(K, "_MAX_TILE", 32)
+    assert K._splits(3, 5, 100, 2) == (64, 2)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["int8", "int64"])
+def test_split_k(small_splits, dtype):
+    rng = np.random.default_rng(14)
+    a = operand(rng, (2, 3, 100), dtype, transposed=True)
+    b = operand(rng, (1, 100, 5), dtype)
+    out = empty((2, 3, 5), dtype, transposed=True)
+    out.copy_(operand(rng, (2, 3, 5), dtype))
+    c0 = host(out)
+    beta, alpha = (0.5, 2.0) if dtype in FLOATS else (3, -2)
+    run(out, a, b, beta, alpha)
+    ref = beta * c0 + alpha * np.matmul(host(a), host(b))
+    if dtype in FLOATS:
+        check(out, ref, dtype)
+    else:
+        assert np.array_equal(out.cpu().numpy(), ref.astype(np.int64).astype(dtype))
+
+
+def test_split_k_beta_zero_and_folded_rows(small_splits):
+    rng = np.random.default_rng(15)
+    a, b = operand(rng, (4, 1, 100), "float32"), operand(rng, (100, 3), "float32")
+    out = cuda(np.full((4, 1, 3), np.nan), "float32")
+    run(out, a, b)
+    check(out, np.matmul(host(a), host(b)), "float32")
+
+
+def test_split_k_default_threshold():
+    rng = np.random.default_rng(16)
+    a, b = operand(rng, (1, 2100), "float32"), operand(rng, (2100, 1), "float32")
+    assert K._splits(1, 1, 2100, 1)[1] == 2
+    out = run(empty((1, 1), "float32"), a, b)
+    check(out, host(a) @ host(b), "float32")
