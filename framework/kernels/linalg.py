@@ -136,10 +136,10 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
     bi = tl.program_id(2).to(tl.int64) + b0
     off_o, off_a, off_b = _batch_offsets(bi, bshape, bso, bsa, bsb, NB)
     split = tl.program_id(1)
-    k_lo = split.to(tl.int64) * ksplit
+    k_lo = split * ksplit  # < K: int32 like the loop below
     k_len = tl.minimum(ksplit, K - k_lo)
-    a += off_a + k_lo * sak
-    b += off_b + k_lo * sbk
+    a += off_a + k_lo.to(tl.int64) * sak
+    b += off_b + k_lo.to(tl.int64) * sbk
     out += off_o + split.to(tl.int64) * split_stride
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -307,11 +307,14 @@ def _do_bench(kernel_call, quantiles):
 
 _KEY = ["M", "N", "K", "nbatch", "layout", "PRECISION"]
 _PRUNE = {"early_config_prune": _prune}
+# cache_results: timings are kept in Triton's cache dir, so a new process does not re-time
+# the shapes an earlier one tuned
 _tuned = triton.autotune(_DOT_CONFIGS, key=_KEY, prune_configs_by=_PRUNE,
-                         do_bench=_do_bench)(_mm)
+                         do_bench=_do_bench, cache_results=True)(_mm)
 # beta != 0 reads out: benchmark runs restore it after each trial
 _tuned_restore = triton.autotune(_DOT_CONFIGS, key=_KEY, prune_configs_by=_PRUNE,
-                                 do_bench=_do_bench, restore_value=["out"])(_mm)
+                                 do_bench=_do_bench, restore_value=["out"],
+                                 cache_results=True)(_mm)
 
 
 # ---- host side --------------------------------------------------------------------------
