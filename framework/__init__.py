@@ -25,7 +25,10 @@ from . import _ops  # noqa: E402
 from ._ops import dispatcher as _dispatcher  # noqa: E402
 from ._ops.pointwise import broadcast_shapes  # noqa: E402,F401
 from ._ops.views import broadcast_tensors  # noqa: E402,F401
-from . import cuda, linalg, nn  # noqa: E402,F401
+from . import backends, cuda, linalg, nn  # noqa: E402,F401
+from ._matmul_precision import (  # noqa: E402,F401
+    get_float32_matmul_precision, set_float32_matmul_precision,
+)
 from . import random  # noqa: E402,F401
 from .random import (  # noqa: E402,F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
