@@ -491,3 +491,153 @@ def setitem_self_backward(grad, index):
     g = grad.clone()
     g[index] = 0
     return g
+
+
+# ---- linear algebra ------------------------------------------------------------------------
+
+def _tensordot_equation(a_dim, b_dim, dims):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    if isinstance(dims, int):
+        da, db = list(range(a_dim - dims, a_dim)), list(range(dims))
+    else:
+        da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
+    da = [d % a_dim for d in da]
+    db = [d % b_dim for d in db]
+    a = list(letters[:a_dim])
+    b = list(letters[a_dim:a_dim + b_dim])
+    for i, j in zip(da, db):
+        b[j] = a[i]
+    out = [c for k, c in enumerate(a) if k not in da] + [c for k, c in enumerate(b)
+                                                         if k not in db]
+    return f"{''.join(a)},{''.join(b)}->{''.join(out)}"
+
+
+def tensordot_backward(grad, a, b, dims, wrt_a):
+    eq = _tensordot_equation(a.dim(), b.dim(), dims)
+    return einsum_backward(grad, eq, [a, b])[0 if wrt_a else 1]
+
+
+def kron_backward(grad, a, b, wrt_a):
+    nd = max(a.dim(), b.dim())
+    sa = (1,) * (nd - a.dim()) + tuple(a.shape)
+    sb = (1,) * (nd - b.dim()) + tuple(b.shape)
+    inter = []
+    for x, y in zip(sa, sb):
+        inter += [x, y]
+    g = grad.reshape(inter)
+    if wrt_a:
+        bb = b.reshape(sb)
+        for i in range(nd):
+            bb = bb.unsqueeze(2 * i)
+        r = (g * bb).sum([2 * i + 1 for i in range(nd)])
+        return r.reshape(a.shape)
+    aa = a.reshape(sa)
+    for i in range(nd):
+        aa = aa.unsqueeze(2 * i + 1)
+    r = (g * aa).sum([2 * i for i in range(nd)])
+    return r.reshape(b.shape)
+
+
+def linalg_norm_backward(grad, A, result, ord, dim, keepdim):
+    if ord is None or ord == "fro":
+        dims = dim if dim is not None else list(range(A.dim()))
+        return norm_backward(grad, A, result, 2, dims, keepdim)
+    if isinstance(ord, str) or (dim is not None and not isinstance(dim, int) and len(dim) == 2) \
+            or (dim is None and A.dim() == 2):
+        raise RuntimeError(f"the derivative of linalg.norm with ord={ord!r} over a matrix is "
+                           "not implemented")
+    return norm_backward(grad, A, result, ord, dim, keepdim)
+
+
+def matrix_power_backward(grad, A, n):
+    import framework
+    if n == 0:
+        return grad * 0
+    if n < 0:
+        B = framework.linalg.inv(A)
+        gB = matrix_power_backward(grad, B, -n)
+        return -B.mT.matmul(gB).matmul(B.mT)
+    powers = [None] * n
+    eye = framework.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape)
+    powers[0] = eye
+    for k in range(1, n):
+        powers[k] = powers[k - 1].matmul(A)
+    g = grad * 0
+    for k in range(n):
+        g = g + powers[k].mT.matmul(grad).matmul(powers[n - 1 - k].mT)
+    return g
+
+
+def chain_backward(grad, mats):
+    """Gradients of M0 @ M1 @ ... (1-d first/last as row/column vectors, for multi_dot)."""
+    ms = list(mats)
+    first1, last1 = ms[0].dim() == 1, ms[-1].dim() == 1
+    if first1:
+        ms[0] = ms[0].unsqueeze(0)
+    if last1:
+        ms[-1] = ms[-1].unsqueeze(-1)
+    g = grad
+    if first1:
+        g = g.unsqueeze(0)
+    if last1:
+        g = g.unsqueeze(-1)
+    outs = []
+    for i in range(len(ms)):
+        left = None
+        for m in ms[:i]:
+            left = m if left is None else left.matmul(m)
+        right = None
+        for m in ms[i + 1:]:
+            right = m if right is None else right.matmul(m)
+        gi = g
+        if left is not None:
+            gi = left.mT.matmul(gi)
+        if right is not None:
+            gi = gi.matmul(right.mT)
+        outs.append(gi.reshape(mats[i].shape))
+    return outs
+
+
+def cholesky_backward(grad, result, upper):
+    import framework
+    L = result.mT if upper else result
+    gL = grad.mT if upper else grad
+    P = L.mT.matmul(gL)
+    P = P.tril() - 0.5 * P.diagonal(0, -2, -1).diag_embed()
+    Linv = framework.linalg.inv(L)
+    gA = Linv.mT.matmul(P).matmul(Linv)
+    return (gA + gA.mT) / 2
+
+
+def eigvalsh_backward(grad, A, UPLO):
+    import framework
+    _, V = framework.linalg.eigh(A, UPLO)
+    return V.matmul(grad.diag_embed()).matmul(V.mT)
+
+
+def svdvals_backward(grad, A):
+    import framework
+    U, _, Vh = framework.linalg.svd(A, full_matrices=False)
+    return U.matmul(grad.diag_embed()).matmul(Vh)
+
+
+def solve_triangular_backward(grad, A, result, upper, left, unitriangular, wrt_a):
+    import framework
+    gB = framework.linalg.solve_triangular(A.mT, grad, upper=not upper, left=left,
+                                           unitriangular=unitriangular)
+    if not wrt_a:
+        return gB
+    gA = -gB.matmul(result.mT) if left else -result.mT.matmul(gB)
+    gA = gA.triu() if upper else gA.tril()
+    if unitriangular:
+        gA = gA - gA.diagonal(0, -2, -1).diag_embed()
+    return gA
+
+
+def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, wrt_input):
+    if reduce != "sum":
+        raise RuntimeError(f"the derivative of scatter_reduce with reduce={reduce!r} is not "
+                           "implemented")
+    if wrt_input:
+        return grad if include_self else grad.scatter(dim, index, 0)
+    return grad.gather(dim, index)

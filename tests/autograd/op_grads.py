@@ -179,3 +179,22 @@ CASES = [
     ("vector_norm", lambda T, a: T.linalg.vector_norm(a, 2, dim=1), [(3, 4)], R),
     ("eigh_values", lambda T, a: T.linalg.eigh(a + a.mT)[0], [(3, 3)], R),
 ]
+
+CASES += [
+    ("scatter_reduce_sum", lambda T, a, b: a.scatter_reduce(1, T.tensor([[0, 0], [2, 3], [3, 3]]), b, "sum"), [(3, 4), (3, 2)], R),
+    ("tensordot", lambda T, a, b: T.tensordot(a, b, dims=([1, 0], [0, 2])), [(3, 2, 4), (2, 5, 3)], R),
+    ("tensordot_int", lambda T, a, b: T.tensordot(a, b, 1), [(3, 4), (4, 2)], R),
+    ("kron", lambda T, a, b: T.kron(a, b), [(2, 3), (3, 2)], R),
+    ("linalg_norm_fro", lambda T, a: T.linalg.norm(a), [(3, 4)], R),
+    ("linalg_norm_vec", lambda T, a: T.linalg.norm(a, 3, dim=1), [(3, 4)], R),
+    ("matrix_norm_fro", lambda T, a: T.linalg.matrix_norm(a), [(2, 3, 4)], R),
+    ("cholesky", lambda T, a: T.linalg.cholesky(a @ a.mT + 3 * T.eye(3, dtype=a.dtype)), [(3, 3)], R),
+    ("multi_dot", lambda T, a, b, c: T.linalg.multi_dot([a, b, c]), [(4,), (4, 3), (3,)], R),
+    ("chain_matmul", lambda T, a, b, c: T.chain_matmul(a, b, c), [(2, 4), (4, 3), (3, 2)], R),
+    ("matrix_power", lambda T, a: T.linalg.matrix_power(a, 3), [(3, 3)], R),
+    ("matrix_power_neg", lambda T, a: T.linalg.matrix_power(a + 3 * T.eye(3, dtype=a.dtype), -2), [(3, 3)], R),
+    ("eigvalsh", lambda T, a: T.linalg.eigvalsh(a + a.mT), [(3, 3)], R),
+    ("svdvals", lambda T, a: T.linalg.svdvals(a), [(3, 4)], R),
+    ("solve_triangular", lambda T, a, b: T.linalg.solve_triangular(a.triu() + 3 * T.eye(3, dtype=a.dtype), b, upper=True), [(3, 3), (3, 2)], R),
+    ("solve_triangular_right", lambda T, a, b: T.linalg.solve_triangular(a.tril() + 3 * T.eye(3, dtype=a.dtype), b, upper=False, left=False), [(3, 3), (2, 3)], R),
+]
