@@ -24,6 +24,7 @@ build: $(VENV)/.installed
 	FRAMEWORK_BUILD_JOBS=$(JOBS) $(PY) setup.py -q build_ext --inplace
 
 demo: install
+	$(PY) examples/train.py
 	$(PY) examples/tour.py
 
 # Every test on cpu, and on cuda: a real GPU if present, else Triton's interpreter.

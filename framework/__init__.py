@@ -25,8 +25,11 @@ from . import _ops  # noqa: E402
 from ._ops import dispatcher as _dispatcher  # noqa: E402
 from ._ops.pointwise import broadcast_shapes  # noqa: E402,F401
 from ._ops.views import broadcast_tensors  # noqa: E402,F401
-from . import cuda, linalg, nn  # noqa: E402,F401
+from . import backends, cuda, linalg, nn  # noqa: E402,F401
 from .cuda import OutOfMemoryError  # noqa: E402,F401
+from ._matmul_precision import (  # noqa: E402,F401
+    get_float32_matmul_precision, set_float32_matmul_precision,
+)
 from . import random  # noqa: E402,F401
 from .random import (  # noqa: E402,F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
@@ -34,6 +37,11 @@ from .random import (  # noqa: E402,F401
 
 _dispatcher.install({"": _sys.modules[__name__], "linalg": linalg,
                      "nn.functional": nn.functional})
+from . import autograd  # noqa: E402
+from .autograd.grad_mode import (  # noqa: E402,F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled,
+)
 
 
 def is_tensor(obj):

@@ -178,6 +178,55 @@ class Tensor:
     def is_leaf(self):
         return self.grad_fn is None
 
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulates the gradient of this tensor into the ``.grad`` of the graph leaves."""
+        from . import autograd
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """``hook(grad)`` runs when this tensor's gradient is computed; it may return a
+        replacement. Returns a handle with ``remove()``."""
+        from .autograd import graph
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self.grad_fn is None:
+            return graph.add_hook(_leaf_hooks(self, "_pre_hooks"), hook)
+        return graph.add_hook(self.grad_fn._tensor_hooks_for(self.__dict__.get("_output_nr", 0)),
+                              hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after the gradient was accumulated into this leaf's .grad."""
+        from .autograd import graph
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        return graph.add_hook(_leaf_hooks(self, "_post_hooks"), hook)
+
+    def retain_grad(self):
+        """Makes this non-leaf tensor keep its ``.grad`` after backward."""
+        import weakref
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self.__dict__.get("_retains"):
+            return
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self.__dict__.get("_output_nr", 0)] = weakref.ref(self)
+        self.__dict__["_retains"] = True
+
+    @property
+    def retains_grad(self):
+        return self.grad_fn is not None and bool(self.__dict__.get("_retains"))
+
+    @property
+    def output_nr(self):
+        return self.__dict__.get("_output_nr", 0)
+
     @property
     def data(self):
         return self.detach()
@@ -394,8 +443,8 @@ class Tensor:
         return self.sub(other)
 
     def __rsub__(self, other):
-        from . import _ops
-        return _ops.pointwise.rsub(self, other)
+        from ._ops import dispatcher
+        return dispatcher.function("rsub")(self, other)
 
     def __isub__(self, other):
         return self.sub_(other)
@@ -521,10 +570,17 @@ class Tensor:
 
     def __getitem__(self, index):
         from ._ops import indexing
+        if self._requires_grad:
+            from .autograd import record
+            return record.getitem(indexing.getitem, self, index)
         return indexing.getitem(self, index)
 
     def __setitem__(self, index, value):
         from ._ops import indexing
+        if self._requires_grad or getattr(value, "_requires_grad", False):
+            from .autograd import record
+            record.setitem(indexing.setitem, self, index, value)
+            return
         indexing.setitem(self, index, value)
 
     @property
@@ -628,6 +684,15 @@ class _UntypedStorage:
         if self._strong is not None:
             self._weak = weakref.ref(self._strong)
             self._strong = None
+
+
+def _leaf_hooks(t, key):
+    """The hook dict of a leaf, shared with its AccumulateGrad node."""
+    from .autograd import graph
+    h = t.__dict__.get(key)
+    if h is None:
+        h = t.__dict__[key] = graph._Hooks()
+    return h
 
 
 def _wrap_dim(dim, ndim, op="dim"):

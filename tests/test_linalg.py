@@ -525,7 +525,7 @@ def test_einsum_random(device, seed):
     terms = eq.split("->")[0].split(",")
     terms = [t[:-2] + t[-1] + t[-2] if len(t) >= 2 and i % 2 else t for i, t in enumerate(terms)]
     eq2 = ",".join(terms) + "->" + eq.split("->")[1]
-    ref = torch.einsum(eq2, *[torch.from_numpy(np.array(t.numpy())) for t in ts])
+    ref = torch.einsum(eq2, *[torch.from_numpy(np.array(t.cpu().numpy())) for t in ts])
     check(fw.einsum(eq2, *ts), ref.numpy(), fw.float64)
 
 

@@ -63,16 +63,32 @@ def test_op_cases(name, device):
 
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_dispatch_kernels_exist(name):
-    """Every backend kernel a row names must exist (cuda rows once that backend exists)."""
+    """Every backend kernel a row names must exist in the CPU backend and, under the same
+    name, in the cuda backend (framework.kernels)."""
     import importlib
     for dev, path in OPS[name].dispatch.items():
-        pkg = {"cpu": "framework._cpu", "cuda": "framework.cuda.kernels"}[dev]
-        try:
-            backend = importlib.import_module(pkg)
-        except ImportError:
-            continue
-        obj = backend
-        for part in path.split("."):
-            obj = getattr(obj, part, None)
-            assert obj is not None, f"{name}: {dev} kernel {path} not found in {pkg}"
-        assert callable(obj)
+        for pkg in ("framework._cpu", "framework.kernels"):
+            obj = importlib.import_module(pkg)
+            for part in path.split("."):
+                obj = getattr(obj, part, None)
+                assert obj is not None, f"{name}: {dev} kernel {path} not found in {pkg}"
+            assert callable(obj)
+
+
+def _launchers(mod):
+    return {k: v for k, v in vars(mod).items()
+            if not k.startswith("_") and inspect.isfunction(v) and v.__module__ == mod.__name__}
+
+
+@pytest.mark.parametrize("family", ["copy", "pointwise", "reduction", "sort", "index", "linalg",
+                                    "random", "shape"])
+def test_cuda_backend_has_every_cpu_launcher(family):
+    """The cuda backend mirrors the CPU backend: same launcher names and parameters."""
+    import importlib
+    cpu = _launchers(importlib.import_module(f"framework._cpu.{family}"))
+    cuda = _launchers(importlib.import_module(f"framework.kernels.{family}"))
+    missing = sorted(set(cpu) - set(cuda))
+    assert not missing, f"framework.kernels.{family} lacks {missing}"
+    for k, fn in cpu.items():
+        assert list(inspect.signature(fn).parameters) == \
+            list(inspect.signature(cuda[k]).parameters), f"{family}.{k}: parameters differ"

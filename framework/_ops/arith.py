@@ -269,7 +269,8 @@ def where(condition, input=None, other=None, *, out=None):
 
 def where_method(self, condition, other):
     """``Tensor.where(condition, other)``: self where condition is True, else other."""
-    return where(condition, self, other)
+    from . import dispatcher
+    return dispatcher.function("where")(condition, self, other)   # the recorded op
 
 
 def lerp(input, end, weight, *, out=None):

@@ -14,8 +14,11 @@ Optional: ``method_impl`` (a method with another calling convention than the fun
 ``inplace_impl`` (an in-place method that is not ``fn(self, ..., out=self)``).
 
 ``dispatch`` names the backend kernel an implementation calls on each device; the op-table
-test checks that every named kernel exists. ``derivatives`` (one formula per input) is read
-by the autograd engine.
+test checks that every named kernel exists. ``derivatives`` maps each differentiable input
+to its gradient formula (framework/autograd/record.py); ``derivatives: none`` marks an op
+whose outputs never need gradients (creation, comparisons, indices), ``derivatives:
+composite`` one implemented with recorded ops (autograd goes through them). An op that takes
+tensors and declares neither records a node that raises if a backward reaches it.
 """
 import importlib
 import os
@@ -84,7 +87,8 @@ def _build(row):
     op.kind = row.get("kind", "composite")
     op.variants = tuple(row.get("variants", ("function", "method")))
     op.dispatch = row.get("dispatch", {})
-    op.derivatives = row.get("derivatives", {})
+    derivatives = row.get("derivatives", {})
+    op.derivatives = {} if derivatives in ("none", "composite") else derivatives
     op.promote = row.get("promote", "default")
     op.kernel = row.get("kernel", op.name)
     if "impl" in row:
@@ -99,7 +103,26 @@ def _build(row):
     # Tensor.where(condition, other))
     op.method_fn = _resolve(row["method_impl"]) if "method_impl" in row else op.fn
     op.inplace_fn = _resolve(row["inplace_impl"]) if "inplace_impl" in row else None
+    if derivatives not in ("none", "composite"):
+        _record_autograd(op)
     return op
+
+
+def _record_autograd(op):
+    """Wraps the op's function (and in-place method) so that calls needing gradients
+    record a node of the autograd graph (framework/autograd/record.py)."""
+    from ..autograd import record
+    tensors = [(name, "[]" in typ or "..." in typ) for typ, name, _, _ in op.args
+               if typ.startswith("Tensor") and name != "out"]
+    if not tensors:
+        return
+    plain = op.fn
+    # ops named like in-place methods (copy_, fill_, relu_) modify their first argument
+    op.fn, _ = record.make_wrapper(op, plain, tensors, inplace=op.name.endswith("_"))
+    if op.method_fn is plain:
+        op.method_fn = op.fn
+    if op.inplace_fn is not None:
+        op.inplace_fn, _ = record.make_wrapper(op, op.inplace_fn, tensors, inplace=True)
 
 
 def _inplace_method(op):

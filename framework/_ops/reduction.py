@@ -447,3 +447,22 @@ def all(input, dim=None, keepdim=False, *, out=None):
 def any(input, dim=None, keepdim=False, *, out=None):
     """Whether any element over ``dim`` is non-zero (bool; uint8 for uint8 input)."""
     return _all_any("any", input, dim, keepdim, out)
+
+
+def sum_to_size(self, *size):
+    """Sums this tensor down to ``size`` (which must broadcast to its shape): the reverse
+    of ``expand``. Built from ``sum`` so that autograd goes through it."""
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = size[0]
+    size = tuple(int(s) for s in size)
+    shape = self._shape
+    lead = len(shape) - len(size)
+    if lead < 0 or builtins.any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{', '.join(str(s) for s in size)}}} is not expandable to "
+                           f"size {{{', '.join(str(s) for s in shape)}}}.")
+    if shape == size:
+        return self
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and shape[lead + i] != 1]
+    r = self.sum(dims, keepdim=True) if dims else self
+    return r.reshape(size) if r._shape != size else r

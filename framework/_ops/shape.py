@@ -339,7 +339,8 @@ def flip_method(self, *args, dims=None):
         dims = args[0] if len(args) == 1 and not isinstance(args[0], int) else args
     elif args:
         raise TypeError("flip() got multiple values for argument 'dims'")
-    return flip(self, dims)
+    from . import dispatcher
+    return dispatcher.function("flip")(self, dims)   # the recorded op (autograd)
 
 
 def fliplr(input):

@@ -296,7 +296,31 @@ def all_any_case(name):
     return fn
 
 
+def _sum_to_size_cases():
+    def case(fw, device):
+        out = []
+        for shape, size in [((2, 3, 4), (3, 1)), ((2, 3, 4), (1, 4)), ((3,), (3,)),
+                            ((2, 1, 4), (1, 1, 1)), ((2, 3), ())]:
+            x, ref = make(shape, fw.float64, device)
+            lead = len(shape) - len(size)
+            ref = ref.sum(axis=tuple(range(lead)))
+            for i, s in enumerate(size):
+                if s == 1 and ref.shape[i] != 1:
+                    ref = ref.sum(axis=i, keepdims=True)
+            out.append((x.sum_to_size(*size), ref.reshape(size)))
+        x, _ = make((2, 3), fw.float32, device)
+        try:
+            x.sum_to_size(4)
+        except RuntimeError as e:
+            assert "is not expandable to size" in str(e)
+        else:
+            raise AssertionError("sum_to_size(4) of a (2, 3) tensor did not raise")
+        return out
+    return [Case(case, "shapes")]
+
+
 CASES = {
+    "sum_to_size": _sum_to_size_cases(),
     "sum": case_list(reduce_cases(lambda fw, x, d, k: fw.sum(x, d, k), np_sum, ALL_DTYPES),
                      reduce_cases(lambda fw, x, d, k: x.sum(d, keepdim=k), np_sum,
                                   FLOAT_DTYPES, BIG, 0, 1),

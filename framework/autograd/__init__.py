@@ -1,0 +1,140 @@
+"""framework.autograd: reverse-mode automatic differentiation over the graph recorded by
+the dispatcher (``backward``, ``grad``, grad modes, ``Function``, hooks, anomaly mode)."""
+from .. import _tensor
+from . import graph  # noqa: F401
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
+from .engine import run_backward
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .graph import edge_of
+
+Tensor = _tensor.Tensor
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _make_grads(outputs, grads, is_grads_batched=False):
+    from .._ops import creation
+    out = []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not o.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {o.dtype}")
+            g = creation.ones_like(o)
+        elif not isinstance(g, Tensor):
+            g = creation.full_like(o, g)
+        elif g._shape != o._shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{g.shape} and output[{i}] has a shape of {o.shape}.")
+        out.append(g)
+    return out
+
+
+def _roots(outputs):
+    roots = []
+    for i, o in enumerate(outputs):
+        e = edge_of(o) if o._requires_grad else None
+        if e is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        roots.append(e)
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulates the gradients of ``tensors`` into the ``.grad`` of the leaves (or of
+    ``inputs`` only)."""
+    outputs = _as_list(tensors)
+    grads = _as_list(grad_tensors if grad_tensors is not None else grad_variables)
+    if grads is None:
+        grads = [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad_tensors should have the same length as tensors: got "
+                           f"{len(grads)} and {len(outputs)}")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(outputs, grads)
+    roots = _roots(outputs)
+    if inputs is None:
+        run_backward(roots, grads, retain_graph, create_graph)
+        return
+    inputs = _as_list(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    edges = []
+    for t in inputs:
+        e = edge_of(t)
+        if e is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append(e)
+    got = run_backward(roots, grads, retain_graph, create_graph, captures=edges,
+                       accumulate=False)
+    for t, g in zip(inputs, got):
+        if g is None:
+            continue
+        if t.grad_fn is None:
+            edge_of(t)[0].apply([g])
+        else:
+            t.grad = g if t.grad is None else t.grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False,
+         materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs`` (returned, not accumulated)."""
+    from .._ops import creation
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    gos = _as_list(grad_outputs)
+    if gos is None:
+        gos = [None] * len(outs)
+    if len(gos) != len(outs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(gos)} "
+                           f"grad_outputs and {len(outs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    gos = _make_grads(outs, gos)
+    roots = _roots(outs)
+    edges = []
+    for t in ins:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
+        e = edge_of(t)
+        if e is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append(e)
+    got = run_backward(roots, gos, retain_graph, create_graph, captures=edges,
+                       accumulate=False)
+    result = []
+    for t, g in zip(ins, got):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+            if materialize_grads:
+                g = creation.zeros_like(t)
+        elif g._shape != t._shape:
+            g = g.sum_to_size(t._shape)
+        result.append(g)
+    return tuple(result)
+
+
+from .function import Function, once_differentiable  # noqa: E402,F401
+from . import functional  # noqa: E402,F401
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401

@@ -1,0 +1,91 @@
+"""Anomaly detection: with ``detect_anomaly()`` (or ``set_detect_anomaly(True)``) each
+recorded node keeps the stack of the forward call that made it, and a backward step that
+produces NaN or inf raises an error naming the node and showing that forward line."""
+import traceback
+import warnings
+
+_enabled = False
+
+
+def is_anomaly_enabled():
+    return _enabled
+
+
+class set_detect_anomaly:
+    """Turns anomaly detection on or off (a function call, or a context manager)."""
+
+    def __init__(self, mode, check_nan=True):
+        global _enabled
+        self.prev = _enabled
+        _enabled = bool(mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        global _enabled
+        _enabled = self.prev
+        return False
+
+
+class detect_anomaly:
+    """Context manager (or decorator) that turns anomaly detection on inside its block."""
+
+    def __init__(self, check_nan=True):
+        self.prev = _enabled
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", stacklevel=2)
+
+    def __enter__(self):
+        global _enabled
+        self.prev = _enabled
+        _enabled = True
+        return self
+
+    def __exit__(self, *exc):
+        global _enabled
+        _enabled = self.prev
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with detect_anomaly():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def record_trace(node):
+    """Keeps the user's stack of the forward call (framework's own frames dropped)."""
+    frames = [f for f in traceback.extract_stack()[:-1]
+              if "/framework/" not in f.filename.replace("\\", "/")]
+    node._trace = "".join(traceback.format_list(frames))
+
+
+def checked_apply(node, grads):
+    try:
+        outs = node.apply(grads)
+    except Exception as e:
+        _warn(node)
+        raise e
+    for i, g in enumerate(outs):
+        if g is None or not g.dtype.is_floating_point:
+            continue
+        bad = g.isnan().any().item()
+        if bad or g.isinf().any().item():
+            kind = "nan" if bad else "inf"
+            trace = node._trace or "(no forward trace: the node was created outside " \
+                                   "detect_anomaly)\n"
+            _warn(node)
+            raise RuntimeError(f"Function '{node.name()}' returned {kind} values in its {i}th "
+                               f"output.\nTraceback of forward call that caused the error:\n"
+                               f"{trace}")
+    return outs
+
+
+def _warn(node):
+    if node._trace:
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
+                      f"the error:\n{node._trace}", stacklevel=2)

@@ -1,0 +1,192 @@
+"""The backward engine: runs the graph recorded in the forward pass, from the roots to the
+leaves, iteratively (no recursion: a chain of 100,000 ops is fine).
+
+Dependencies are counted first (how many edges from nodes that will run lead to each
+node); a node runs once all of them have delivered their gradient, which is summed per
+output (fan-in). Among ready nodes the most recently created runs first (PyTorch's order).
+Tensor hooks, ``retain_grad`` and node pre-hooks see a node's incoming gradients before it
+runs; node hooks see what it produced. Unless ``retain_graph``, each node frees what it
+saved right after running. With ``create_graph`` the derivative formulas run with grad
+mode on, so the gradients carry a graph of their own.
+"""
+import heapq
+
+from . import grad_mode
+from .graph import AccumulateGrad
+
+
+def _zeros(meta):
+    from .._ops import creation
+    shape, dtype, device = meta
+    return creation.zeros(shape, dtype=dtype, device=device)
+
+
+def _collect(roots):
+    """Dependency counts of every node reachable from the roots."""
+    deps = {}
+    seen = set()
+    stack = [n for n in roots]
+    for n in roots:
+        seen.add(n)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_functions:
+            if edge is None:
+                continue
+            child = edge[0]
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return deps, seen
+
+
+def _needed(roots, targets, nodes):
+    """The nodes that lie on a path from a root to a target node (post-order, iterative)."""
+    needed = {}
+    for root in roots:
+        if root in needed:
+            continue
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, it = stack[-1]
+            advanced = False
+            for edge in it:
+                if edge is None:
+                    continue
+                child = edge[0]
+                if child not in needed:
+                    stack.append((child, iter(child.next_functions)))
+                    advanced = True
+                    break
+            if advanced:
+                continue
+            stack.pop()
+            needed[node] = node in targets or any(
+                e is not None and needed.get(e[0], False) for e in node.next_functions)
+    return needed
+
+
+def _accumulate(buf, i, g):
+    old = buf[i]
+    buf[i] = g if old is None else old + g
+
+
+def _call_hooks(node, grads):
+    th = node._tensor_hooks
+    if th:
+        for nr, hooks in th.items():
+            if hooks and grads[nr] is not None:
+                for hook in list(hooks.values()):
+                    r = hook(grads[nr])
+                    if r is not None:
+                        grads[nr] = r
+    if node._retained:
+        for nr, ref in node._retained.items():
+            t = ref()
+            g = grads[nr]
+            if t is not None and g is not None:
+                if t.grad is None:
+                    t.grad = g if grad_mode.is_grad_enabled() else g.detach().clone()
+                else:
+                    t.grad = t.grad + g
+    if node._prehooks:
+        for hook in list(node._prehooks.values()):
+            r = hook(tuple(grads))
+            if r is not None:
+                grads[:] = list(r)
+    return grads
+
+
+def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
+                 accumulate=True):
+    """Backpropagates ``root_grads`` from ``roots`` (a list of (node, output_nr)).
+
+    ``captures``: list of (node, output_nr) whose incoming gradient is returned instead of
+    (or besides) being passed on; with ``accumulate`` False, leaves' AccumulateGrad nodes
+    do not run (autograd.grad). Returns the captured gradients (None where none arrived)."""
+    root_nodes = []
+    buffers = {}
+    for (node, nr), g in zip(roots, root_grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._num_outputs
+            root_nodes.append(node)
+        _accumulate(buf, nr, g)
+    deps, nodes = _collect(root_nodes)
+    capture_at = {}
+    if captures:
+        for i, (node, nr) in enumerate(captures):
+            capture_at.setdefault(node, []).append((nr, i))
+    needed = None
+    if not accumulate:
+        needed = _needed(root_nodes, capture_at, nodes)
+    results = [None] * (len(captures) if captures else 0)
+
+    heap = [(-n._seq, id(n), n) for n in root_nodes if deps.get(n, 0) == 0]
+    heapq.heapify(heap)
+    prev = grad_mode._mode.enabled
+    grad_mode._mode.enabled = create_graph
+    try:
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            grads = buffers.pop(node, None) or [None] * node._num_outputs
+            grads = _call_hooks(node, grads)
+            if node in capture_at:
+                for nr, i in capture_at[node]:
+                    results[i] = grads[nr]
+            run = needed is None or needed.get(node, False)
+            if isinstance(node, AccumulateGrad) and not accumulate:
+                run = False
+            outs = ()
+            if run:
+                if all(g is None for g in grads):
+                    outs = (None,) * len(node.next_functions)
+                else:
+                    grads = [g if g is not None or m is None else _zeros(m)
+                             for g, m in zip(grads, node._out_meta or [None] * len(grads))]
+                    outs = _apply(node, grads)
+                if not keep_graph:
+                    node.release()
+            for edge, g in zip(node.next_functions, outs) if run else ():
+                if edge is None:
+                    continue
+                child, nr = edge
+                if needed is not None and not needed.get(child, False):
+                    continue
+                if g is not None:
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * child._num_outputs
+                    _accumulate(buf, nr, g)
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
+                    heapq.heappush(heap, (-child._seq, id(child), child))
+            if not run:
+                # its children still wait for this node's (absent) contribution
+                for edge in node.next_functions:
+                    if edge is None:
+                        continue
+                    child = edge[0]
+                    left = deps[child] - 1
+                    deps[child] = left
+                    if left == 0 and (needed is None or needed.get(child, False)):
+                        heapq.heappush(heap, (-child._seq, id(child), child))
+    finally:
+        grad_mode._mode.enabled = prev
+    return results
+
+
+def _apply(node, grads):
+    from . import anomaly_mode
+    if anomaly_mode._enabled:
+        outs = anomaly_mode.checked_apply(node, grads)
+    else:
+        outs = node.apply(grads)
+    if node._hooks:
+        for hook in list(node._hooks.values()):
+            r = hook(tuple(outs), tuple(grads))
+            if r is not None:
+                outs = list(r)
+    return outs

@@ -1,0 +1,643 @@
+"""Helpers of the derivative formulas in ops.yaml. Everything here is written with
+framework ops (recorded when grad mode is on), so derivatives stay differentiable."""
+
+
+def _wrap(dim, ndim):
+    n = max(ndim, 1)
+    return dim + n if dim < 0 else dim
+
+
+def reduced_dims(input, dim):
+    """The sorted, non-negative dims a reduction over ``dim`` (None: all) removes."""
+    nd = input.dim()
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(nd))
+    if isinstance(dim, int):
+        dim = [dim]
+    return sorted(_wrap(d, nd) for d in dim)
+
+
+def unreduce(grad, input, dim=None, keepdim=False):
+    """``grad`` of a reduction over ``dim`` broadcast back to ``input``'s shape."""
+    if not keepdim and input.dim() > 0:
+        for d in reduced_dims(input, dim):
+            grad = grad.unsqueeze(d)
+    return grad.expand(input.shape)
+
+
+def numel_of(input, dim=None):
+    n = 1
+    for d in reduced_dims(input, dim):
+        n *= input.shape[d] if input.dim() else 1
+    return n
+
+
+def extreme_backward(grad, input, result, dim=None, keepdim=False):
+    """amax/amin/max/min without indices: the gradient is shared evenly among the
+    elements equal to the extreme value."""
+    r = unreduce(result, input, dim, keepdim)
+    mask = (input == r).to(grad.dtype)
+    count = mask.sum(dim=reduced_dims(input, dim) if input.dim() else None, keepdim=True)
+    return unreduce(grad, input, dim, keepdim) * mask / count
+
+
+def indexed_backward(grad, input, indices, dim, keepdim):
+    """max/min/sort/topk/kthvalue... along ``dim`` with indices: grad goes to the index."""
+    if input.dim() == 0:
+        return grad.reshape(())
+    if not keepdim and grad.dim() < input.dim():
+        grad = grad.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    return grad.new_zeros(input.shape).scatter_add(dim, indices, grad)
+
+
+def var_backward(grad, input, dim=None, correction=1, keepdim=False):
+    n = numel_of(input, dim)
+    mean = input.mean(dim=reduced_dims(input, dim) if input.dim() else None, keepdim=True)
+    return unreduce(grad, input, dim, keepdim) * (input - mean) * (2.0 / max(n - correction, 0))
+
+
+def std_backward(grad, input, result, dim=None, correction=1, keepdim=False):
+    return var_backward(grad / (2 * result), input, dim, correction, keepdim)
+
+
+def norm_backward(grad, input, result, p, dim=None, keepdim=False):
+    p = 2.0 if p is None or p == "fro" else float(p)
+    g = unreduce(grad, input, dim, keepdim)
+    r = unreduce(result, input, dim, keepdim)
+    if p == 0.0:
+        return input * 0
+    if p == 1.0:
+        return g * input.sgn()
+    if p == 2.0:
+        return g * input / r.masked_fill(r == 0, 1)
+    if p == float("inf") or p == float("-inf"):
+        mask = (input.abs() == r).to(g.dtype)
+        return g * input.sgn() * mask / mask.sum(dim=reduced_dims(input, dim), keepdim=True)
+    return g * input * input.abs().pow(p - 2) / r.pow(p - 1).masked_fill(r == 0, 1)
+
+
+def logsumexp_backward(grad, input, result, dim, keepdim):
+    return unreduce(grad, input, dim, keepdim) * (input - unreduce(result, input, dim,
+                                                                   keepdim)).exp()
+
+
+def prod_backward(grad, input, result, dim=None, keepdim=False):
+    g = unreduce(grad, input, dim, keepdim)
+    r = unreduce(result, input, dim, keepdim)
+    # where the input has no zero, d prod / d x = prod / x
+    zero = input == 0
+    safe = g * r / input.masked_fill(zero, 1)
+    if not bool(zero.any()):
+        return safe
+    # elements that are zero: the product of the others
+    if input.dim() == 0:
+        return g
+    dims = reduced_dims(input, dim)
+    x = input.movedim(dims, list(range(input.dim() - len(dims), input.dim())))
+    shp = x.shape
+    flat = x.reshape(*shp[:x.dim() - len(dims)], -1)
+    n = flat.shape[-1]
+    ones = flat.new_ones(*flat.shape[:-1], 1)
+    before = ones if n == 1 else fw_cat([ones, flat[..., :-1].cumprod(-1)], -1)
+    after = ones if n == 1 else fw_cat([flat.flip(-1)[..., :-1].cumprod(-1), ones], -1).flip(-1)
+    others = (before * after).reshape(shp).movedim(
+        list(range(input.dim() - len(dims), input.dim())), dims)
+    return safe.masked_fill(zero, 0) + (g * others).masked_fill(~zero, 0)
+
+
+def fw_cat(tensors, dim):
+    import framework
+    return framework.cat(tensors, dim)
+
+
+def index_backward(grad, input, index):
+    """Gradient of ``input[index]`` (any indexing): summed into the positions it read."""
+    import framework
+    pos = framework.arange(input.numel(), device=input.device).reshape(input.shape)[index]
+    flat = grad.new_zeros(input.numel())
+    return flat.index_add(0, pos.reshape(-1), grad.reshape(-1)).reshape(input.shape)
+
+
+def matmul_backward(grad, input, other, wrt_input):
+    """Gradient of matmul(input, other) for any 1-d/2-d/batched operands."""
+    a, b = input, other
+    a1, b1 = a.dim() == 1, b.dim() == 1
+    if a1 and b1:
+        return grad * (b if wrt_input else a)
+    g = grad
+    if a1:
+        a = a.unsqueeze(0)
+        g = g.unsqueeze(-2)
+    if b1:
+        b = b.unsqueeze(-1)
+        g = g.unsqueeze(-1)
+    if wrt_input:
+        r = g.matmul(b.mT)
+        return r.squeeze(-2) if a1 else r
+    r = a.mT.matmul(g)
+    return r.squeeze(-1) if b1 else r
+
+
+def softmax_backward(grad, result, dim):
+    return result * (grad - (grad * result).sum(dim, keepdim=True))
+
+
+def log_softmax_backward(grad, result, dim):
+    return grad - result.exp() * grad.sum(dim, keepdim=True)
+
+
+def permute_backward(grad, dims):
+    nd = len(dims)
+    inv = [0] * nd
+    for i, d in enumerate(dims):
+        inv[_wrap(d, nd)] = i
+    return grad.permute(inv)
+
+
+def split_backward(grads, input, dim, results):
+    return fw_cat([g if g is not None else r.new_zeros(r.shape) for g, r in
+                   zip(grads, results)], dim)
+
+
+def cat_backward(grad, tensors, dim):
+    outs, start = [], 0
+    nd = grad.dim()
+    d = _wrap(dim, nd)
+    for t in tensors:
+        if t.dim() == 1 and t.shape[0] == 0 and nd != 1:
+            outs.append(None)
+            continue
+        n = t.shape[d]
+        outs.append(grad.narrow(d, start, n))
+        start += n
+    return outs
+
+
+def stack_backward(grad, tensors, dim):
+    d = _wrap(dim, grad.dim())
+    return list(grad.unbind(d))
+
+
+def squeeze_backward(grad, input):
+    return grad.reshape(input.shape)
+
+
+def where_backward(grad, condition, for_input):
+    zero = grad.new_zeros(())
+    return grad.where(condition, zero) if for_input else zero.where(condition, grad)
+
+
+def clamp_backward(grad, input, min=None, max=None):
+    mask = input == input
+    if min is not None:
+        mask = mask & (input >= min)
+    if max is not None:
+        mask = mask & (input <= max)
+    return grad * mask.to(grad.dtype)
+
+
+def gelu_backward(grad, input, approximate="none"):
+    import math
+    if approximate == "tanh":
+        k = math.sqrt(2.0 / math.pi)
+        inner = k * (input + 0.044715 * input.pow(3))
+        t = inner.tanh()
+        return grad * (0.5 * (1 + t) + 0.5 * input * (1 - t * t) * k *
+                       (1 + 3 * 0.044715 * input * input))
+    cdf = 0.5 * (1 + (input / math.sqrt(2.0)).erf())
+    pdf = (-0.5 * input * input).exp() / math.sqrt(2 * math.pi)
+    return grad * (cdf + input * pdf)
+
+
+def cumsum_backward(grad, dim):
+    return grad.flip(dim).cumsum(dim).flip(dim)
+
+
+def pad_backward(grad, input, pad, mode="constant"):
+    if mode != "constant":
+        raise NotImplementedError(f"the derivative of pad in mode {mode!r} is not implemented")
+    out = grad
+    nd = input.dim()
+    for i in range(len(pad) // 2):
+        d = nd - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        size = out.shape[d]
+        start = lo
+        length = size - lo - hi
+        if lo < 0 or hi < 0:
+            raise NotImplementedError("the derivative of pad with negative padding")
+        out = out.narrow(d, start, length)
+    return out
+
+
+# ---- generic: ops that only move elements ----------------------------------------------
+
+def moved(grad, input, fn):
+    """Gradient of an op that only moves, repeats or drops ``input``'s elements (views,
+    flips, pads, gathers...): ``fn`` applied to element numbers 1..n tells which input
+    element each output element came from (0 for none), and grad is summed back there."""
+    import framework
+    n = input.numel()
+    pos = fn(framework.arange(1, n + 1, device=input.device).reshape(input.shape))
+    return _scatter_back(grad, pos, n).reshape(input.shape)
+
+
+def _scatter_back(grad, pos, n):
+    pos = pos.reshape(-1)
+    g = grad.reshape(-1)
+    flat = g.new_zeros(n + 1)     # slot 0 collects what came from no input element
+    return flat.index_add(0, pos, g)[1:]
+
+
+def moved_multi(grads, input, fn, results):
+    """``moved`` for ops with several outputs (split, chunk, unbind)."""
+    import framework
+    n = input.numel()
+    pos = fn(framework.arange(1, n + 1, device=input.device).reshape(input.shape))
+    total = grads[0].new_zeros(n) if grads and grads[0] is not None else \
+        results[0].new_zeros(n)
+    for g, p in zip(grads, pos):
+        if g is not None:
+            total = total + _scatter_back(g, p, n)
+    return total.reshape(input.shape)
+
+
+def moved_list(grad, tensors, fn):
+    """``moved`` for ops over a list of tensors (hstack, block_diag, meshgrid...): element
+    numbers run on across the inputs."""
+    import framework
+    pos_in, start = [], 1
+    for t in tensors:
+        n = t.numel()
+        pos_in.append(framework.arange(start, start + n, device=t.device).reshape(t.shape))
+        start += n
+    pos = fn(pos_in)
+    if isinstance(pos, (list, tuple)):
+        total = None
+        for g, p in zip(grad if isinstance(grad, (list, tuple)) else [grad], pos):
+            if g is None:
+                continue
+            s = _scatter_back(g, p, start - 1)
+            total = s if total is None else total + s
+    else:
+        total = _scatter_back(grad, pos, start - 1)
+    out, off = [], 0
+    for t in tensors:
+        n = t.numel()
+        out.append(total[off:off + n].reshape(t.shape))
+        off += n
+    return out
+
+
+# ---- pointwise helpers -------------------------------------------------------------------
+
+def pow_backward_input(grad, input, exponent):
+    if isinstance(exponent, (int, float)):
+        if exponent == 0:
+            return grad * 0
+        return grad * exponent * input.pow(exponent - 1)
+    return (grad * exponent * input.pow(exponent - 1)).masked_fill(exponent == 0, 0)
+
+
+def pow_backward_exponent(grad, input, result):
+    if not hasattr(input, "dim"):
+        import math
+        return grad * result * (math.log(input) if input > 0 else float("nan")) \
+            if input != 0 else grad * 0
+    cond = (input == 0)
+    return (grad * result * input.masked_fill(cond, 1).log()).masked_fill(cond, 0) \
+        if True else None
+
+
+def maximum_backward(grad, input, other, for_input):
+    a, b = (input, other) if for_input else (other, input)
+    return (grad * (a > b)) + (grad * (a == b)) * 0.5
+
+
+def sinc_backward(grad, input):
+    import math
+    x = input.masked_fill(input == 0, 1)
+    px = x * math.pi
+    d = (px.cos() * px - px.sin()) / (px * x)
+    return grad * d.masked_fill(input == 0, 0)
+
+
+def logit_backward(grad, input, eps=None):
+    d = grad / (input * (1 - input))
+    if eps is None:
+        return d
+    return d.masked_fill((input < eps) | (input > 1 - eps), 0)
+
+
+def silu_backward(grad, input):
+    s = input.sigmoid()
+    return grad * (s * (1 + input * (1 - s)))
+
+
+def mish_backward(grad, input):
+    sp = input.exp().log1p()
+    t = sp.tanh()
+    return grad * (t + input * (1 - t * t) * input.sigmoid())
+
+
+def softplus_backward(grad, input, beta, threshold):
+    z = (input * beta).sigmoid()
+    return grad * z.masked_fill(input * beta > threshold, 1)
+
+
+def elu_backward(grad, input, alpha=1.0, scale=1.0, input_scale=1.0):
+    neg = input <= 0
+    d = (input * input_scale).exp() * (alpha * scale * input_scale)
+    return grad * d.masked_fill(~neg, scale)
+
+
+def hardswish_backward(grad, input):
+    mid = (input > -3) & (input < 3)
+    d = ((2 * input + 3) / 6).masked_fill(~mid, 0) + (input >= 3)
+    return grad * d
+
+
+def correction_of(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 0 if unbiased is False else 1
+
+
+def nanmean_backward(grad, input, dim, keepdim):
+    keep = ~input.isnan()
+    cnt = keep.sum(dim=reduced_dims(input, dim) if input.dim() else None, keepdim=True)
+    return unreduce(grad, input, dim, keepdim) * keep / cnt
+
+
+def max_backward(grads, results, input, dim, keepdim):
+    """max/min/median/nanmedian/mode: all-reduce form (dim None) or with indices."""
+    if dim is None:
+        return extreme_backward(grads[0], input, results[0], None, False)
+    return indexed_backward(grads[0], input, results[1], dim, keepdim)
+
+
+def index_put_values_backward(grad, indices, values):
+    return grad[tuple(indices)]
+
+
+def masked_select_backward(grad, input, mask):
+    import framework
+    shape = framework.broadcast_shapes(input.shape, mask.shape)
+    return grad.new_zeros(shape).masked_scatter(mask.expand(shape), grad)
+
+
+def masked_scatter_source_backward(grad, mask, source):
+    import framework
+    sel = grad.masked_select(mask.expand(grad.shape))
+    n = source.numel()
+    if sel.numel() < n:
+        sel = framework.cat([sel, sel.new_zeros(n - sel.numel())])
+    return sel.reshape(source.shape)
+
+
+def take_backward(grad, input, index):
+    n = input.numel()
+    idx = index.reshape(-1) % max(n, 1)
+    return grad.new_zeros(n).index_add(0, idx, grad.reshape(-1)).reshape(input.shape)
+
+
+def put_input_backward(grad, index, accumulate):
+    return grad if accumulate else grad.put(index, grad.new_zeros(index.shape))
+
+
+def trace_backward(grad, input):
+    import framework
+    return grad * framework.eye(input.shape[0], input.shape[1], dtype=grad.dtype,
+                                device=grad.device)
+
+
+def roll_backward(grad, shifts, dims):
+    if isinstance(shifts, int):
+        shifts = [shifts]
+    return grad.roll([-s for s in shifts], dims)
+
+
+def det_backward(grad, input, result):
+    return (grad * result).unsqueeze(-1).unsqueeze(-1) * input.inverse().mT
+
+
+def solve_backward(grad, A, result, left, wrt_a):
+    import framework
+    if left:
+        gb = framework.linalg.solve(A.mT, grad)
+        if not wrt_a:
+            return gb
+        x = result if result.dim() == gb.dim() else result.unsqueeze(-1)
+        g2 = gb if gb.dim() == x.dim() else gb.unsqueeze(-1)
+        return -g2.matmul(x.mT)
+    gb = framework.linalg.solve(A.mT, grad, left=False)
+    if not wrt_a:
+        return gb
+    return -result.mT.matmul(gb)
+
+
+def einsum_backward(grad, equation, operands):
+    """Gradients of einsum for equations without repeated letters inside one operand."""
+    import framework
+    eq = equation.replace(" ", "")
+    lhs, _, rhs = eq.partition("->")
+    ins = lhs.split(",")
+    if not _ or "." in eq:
+        raise NotImplementedError("einsum backward needs an explicit '->' and no ellipsis")
+    outs = []
+    for i, (spec, op) in enumerate(zip(ins, operands)):
+        if len(set(spec)) != len(spec):
+            raise NotImplementedError("einsum backward with a repeated index in one operand")
+        others = [(s, o) for j, (s, o) in enumerate(zip(ins, operands)) if j != i]
+        avail = set(rhs) | set("".join(s for s, _ in others))
+        keep = "".join(c for c in spec if c in avail)
+        sub = ",".join([rhs] + [s for s, _ in others]) + "->" + keep
+        g = framework.einsum(sub, grad, *[o for _, o in others])
+        for k, c in enumerate(spec):
+            if c not in avail:
+                g = g.unsqueeze(k)
+        outs.append(g.expand(op.shape))
+    return outs
+
+
+def eigh_backward(grads, results):
+    L, V = results
+    gL, gV = grads
+    Vt = V.mT
+    inner = gL.diag_embed() if gL is not None else 0
+    if gV is not None:
+        E = L.unsqueeze(-2) - L.unsqueeze(-1)
+        n = L.shape[-1]
+        import framework
+        eye = framework.eye(n, dtype=torch_bool(), device=L.device)
+        F = (1 / E.masked_fill(eye, 1)).masked_fill(eye, 0)
+        sym = Vt.matmul(gV)
+        inner = inner + F * (sym - sym.mT) / 2
+    g = V.matmul(inner).matmul(Vt)
+    return (g + g.mT) / 2
+
+
+def torch_bool():
+    import framework
+    return framework.bool
+
+
+def not_implemented(op, input):
+    raise RuntimeError(f"the derivative for '{op}' is not implemented (input '{input}').")
+
+
+def setitem_self_backward(grad, index):
+    g = grad.clone()
+    g[index] = 0
+    return g
+
+
+# ---- linear algebra ------------------------------------------------------------------------
+
+def _tensordot_equation(a_dim, b_dim, dims):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    if isinstance(dims, int):
+        da, db = list(range(a_dim - dims, a_dim)), list(range(dims))
+    else:
+        da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
+    da = [d % a_dim for d in da]
+    db = [d % b_dim for d in db]
+    a = list(letters[:a_dim])
+    b = list(letters[a_dim:a_dim + b_dim])
+    for i, j in zip(da, db):
+        b[j] = a[i]
+    out = [c for k, c in enumerate(a) if k not in da] + [c for k, c in enumerate(b)
+                                                         if k not in db]
+    return f"{''.join(a)},{''.join(b)}->{''.join(out)}"
+
+
+def tensordot_backward(grad, a, b, dims, wrt_a):
+    eq = _tensordot_equation(a.dim(), b.dim(), dims)
+    return einsum_backward(grad, eq, [a, b])[0 if wrt_a else 1]
+
+
+def kron_backward(grad, a, b, wrt_a):
+    nd = max(a.dim(), b.dim())
+    sa = (1,) * (nd - a.dim()) + tuple(a.shape)
+    sb = (1,) * (nd - b.dim()) + tuple(b.shape)
+    inter = []
+    for x, y in zip(sa, sb):
+        inter += [x, y]
+    g = grad.reshape(inter)
+    if wrt_a:
+        bb = b.reshape(sb)
+        for i in range(nd):
+            bb = bb.unsqueeze(2 * i)
+        r = (g * bb).sum([2 * i + 1 for i in range(nd)])
+        return r.reshape(a.shape)
+    aa = a.reshape(sa)
+    for i in range(nd):
+        aa = aa.unsqueeze(2 * i + 1)
+    r = (g * aa).sum([2 * i for i in range(nd)])
+    return r.reshape(b.shape)
+
+
+def linalg_norm_backward(grad, A, result, ord, dim, keepdim):
+    if ord is None or ord == "fro":
+        dims = dim if dim is not None else list(range(A.dim()))
+        return norm_backward(grad, A, result, 2, dims, keepdim)
+    if isinstance(ord, str) or (dim is not None and not isinstance(dim, int) and len(dim) == 2) \
+            or (dim is None and A.dim() == 2):
+        raise RuntimeError(f"the derivative of linalg.norm with ord={ord!r} over a matrix is "
+                           "not implemented")
+    return norm_backward(grad, A, result, ord, dim, keepdim)
+
+
+def matrix_power_backward(grad, A, n):
+    import framework
+    if n == 0:
+        return grad * 0
+    if n < 0:
+        B = framework.linalg.inv(A)
+        gB = matrix_power_backward(grad, B, -n)
+        return -B.mT.matmul(gB).matmul(B.mT)
+    powers = [None] * n
+    eye = framework.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape)
+    powers[0] = eye
+    for k in range(1, n):
+        powers[k] = powers[k - 1].matmul(A)
+    g = grad * 0
+    for k in range(n):
+        g = g + powers[k].mT.matmul(grad).matmul(powers[n - 1 - k].mT)
+    return g
+
+
+def chain_backward(grad, mats):
+    """Gradients of M0 @ M1 @ ... (1-d first/last as row/column vectors, for multi_dot)."""
+    ms = list(mats)
+    first1, last1 = ms[0].dim() == 1, ms[-1].dim() == 1
+    if first1:
+        ms[0] = ms[0].unsqueeze(0)
+    if last1:
+        ms[-1] = ms[-1].unsqueeze(-1)
+    g = grad
+    if first1:
+        g = g.unsqueeze(0)
+    if last1:
+        g = g.unsqueeze(-1)
+    outs = []
+    for i in range(len(ms)):
+        left = None
+        for m in ms[:i]:
+            left = m if left is None else left.matmul(m)
+        right = None
+        for m in ms[i + 1:]:
+            right = m if right is None else right.matmul(m)
+        gi = g
+        if left is not None:
+            gi = left.mT.matmul(gi)
+        if right is not None:
+            gi = gi.matmul(right.mT)
+        outs.append(gi.reshape(mats[i].shape))
+    return outs
+
+
+def cholesky_backward(grad, result, upper):
+    import framework
+    L = result.mT if upper else result
+    gL = grad.mT if upper else grad
+    P = L.mT.matmul(gL)
+    P = P.tril() - 0.5 * P.diagonal(0, -2, -1).diag_embed()
+    Linv = framework.linalg.inv(L)
+    gA = Linv.mT.matmul(P).matmul(Linv)
+    return (gA + gA.mT) / 2
+
+
+def eigvalsh_backward(grad, A, UPLO):
+    import framework
+    _, V = framework.linalg.eigh(A, UPLO)
+    return V.matmul(grad.diag_embed()).matmul(V.mT)
+
+
+def svdvals_backward(grad, A):
+    import framework
+    U, _, Vh = framework.linalg.svd(A, full_matrices=False)
+    return U.matmul(grad.diag_embed()).matmul(Vh)
+
+
+def solve_triangular_backward(grad, A, result, upper, left, unitriangular, wrt_a):
+    import framework
+    gB = framework.linalg.solve_triangular(A.mT, grad, upper=not upper, left=left,
+                                           unitriangular=unitriangular)
+    if not wrt_a:
+        return gB
+    gA = -gB.matmul(result.mT) if left else -result.mT.matmul(gB)
+    gA = gA.triu() if upper else gA.tril()
+    if unitriangular:
+        gA = gA - gA.diagonal(0, -2, -1).diag_embed()
+    return gA
+
+
+def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, wrt_input):
+    if reduce != "sum":
+        raise RuntimeError(f"the derivative of scatter_reduce with reduce={reduce!r} is not "
+                           "implemented")
+    if wrt_input:
+        return grad if include_self else grad.scatter(dim, index, 0)
+    return grad.gather(dim, index)

@@ -1,0 +1,195 @@
+"""``autograd.Function``: user-defined ops with a hand-written backward.
+
+``MyOp.apply(*args)`` runs ``forward(ctx, *args)`` without recording; when grad mode is on
+and a tensor argument requires grad, one node (``ctx`` itself, a ``BackwardCFunction``
+named ``MyOpBackward``) is added whose ``apply`` calls ``MyOp.backward(ctx, *grads)``.
+"""
+import functools
+
+from .._tensor import Tensor
+from . import grad_mode
+from .graph import Node, SavedTensor, edge_of
+
+
+class BackwardCFunction(Node):
+    """The node of one ``Function.apply`` call; it is also the ``ctx`` of forward and
+    backward."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self._cls = cls
+        self._saved = None
+        self.needs_input_grad = ()
+        self._non_diff = set()
+        self.materialize_grads = True
+        self._dirty = ()
+        self._arg_is_tensor = ()
+
+    def name(self):
+        return self._cls.__name__ + "Backward"
+
+    # -- ctx API ---------------------------------------------------------------------------
+    def save_for_backward(self, *tensors):
+        """Saves tensors for backward (unpacked with a check that no in-place op changed
+        them)."""
+        self._saved = tuple(SavedTensor(t) if isinstance(t, Tensor) else t for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        if self._released:
+            from .graph import _FREED
+            raise RuntimeError(_FREED)
+        if self._saved is None:
+            return ()
+        return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in self._saved)
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_diff.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    # -- node ------------------------------------------------------------------------------
+    def apply(self, grads):
+        if self._released:
+            from .graph import _FREED
+            raise RuntimeError(_FREED)
+        if self.materialize_grads:
+            from .._ops import creation
+            grads = [g if g is not None else creation.zeros(m[0], dtype=m[1], device=m[2])
+                     for g, m in zip(grads, self._out_meta)]
+        out = self._cls.backward(self, *grads)
+        if not isinstance(out, tuple):
+            out = (out,)
+        n = len(self._arg_is_tensor)
+        if len(out) != n:
+            if len(out) > n and all(g is None for g in out[n:]):
+                out = out[:n]
+            else:
+                raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                                   f"gradients (expected {n}, got {len(out)})")
+        res = []
+        for g, is_t, e, meta in zip(out, self._arg_is_tensor, self._all_edges, self._in_meta):
+            if not is_t:
+                if g is not None and not isinstance(g, Tensor):
+                    raise TypeError(f"function {self.name()} returned a gradient different "
+                                    "than None for a non-Tensor input")
+                continue
+            if g is not None and e is not None and g._shape != meta[0]:
+                if g.numel() == 0 and 0 in meta[0]:
+                    pass
+                else:
+                    try:
+                        g = g.sum_to_size(meta[0])
+                    except RuntimeError:
+                        raise RuntimeError(
+                            f"Function {self.name()} returned an invalid gradient at index "
+                            f"{len(res)} - got {list(g.shape)} but expected shape compatible "
+                            f"with {list(meta[0])}") from None
+            res.append(g if e is not None else None)
+        return res
+
+    def release(self):
+        self._released = True
+        self._saved = None
+
+
+class FunctionMeta(type):
+    pass
+
+
+class Function(metaclass=FunctionMeta):
+    """Base class of custom autograd ops: subclass with static ``forward(ctx, ...)`` and
+    ``backward(ctx, *grad_outputs)``, and call ``MyOp.apply(...)``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = BackwardCFunction(cls)
+        is_t = tuple(isinstance(a, Tensor) for a in args)
+        ctx._arg_is_tensor = is_t
+        ctx.needs_input_grad = tuple(t and a._requires_grad for t, a in zip(is_t, args))
+        recording = grad_mode._mode.enabled and any(ctx.needs_input_grad)
+        separate = cls.setup_context is not Function.setup_context
+        prev = grad_mode._mode.enabled
+        grad_mode._mode.enabled = False
+        try:
+            if separate:
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
+        finally:
+            grad_mode._mode.enabled = prev
+        if not recording:
+            return out
+        # per argument (None for non-tensors); the node's edges are the tensor arguments'
+        ctx._all_edges = [edge_of(a) if t else None for a, t in zip(args, is_t)]
+        ctx._in_meta = [(a._shape, a.dtype) if t else None for a, t in zip(args, is_t)]
+        ctx.next_functions = tuple(e for e, t in zip(ctx._all_edges, is_t) if t)
+        outs = out if isinstance(out, tuple) else (out,)
+        fixed = []
+        for i, o in enumerate(outs):
+            if isinstance(o, Tensor):
+                if any(o is a for a in args) and not any(o is d for d in ctx._dirty):
+                    o = Tensor._make(o._storage, o._shape, o._stride, o._offset, o.dtype)
+                if id(outs[i]) not in ctx._non_diff and o.dtype.is_floating_point:
+                    o.grad_fn = ctx
+                    o._requires_grad = True
+                    if i:
+                        o.__dict__["_output_nr"] = i
+            fixed.append(o)
+        ctx._num_outputs = len(outs)
+        ctx._out_meta = tuple((o._shape, o.dtype, o._storage.device) if isinstance(o, Tensor)
+                              else ((), None, None) for o in fixed)
+        from . import anomaly_mode
+        if anomaly_mode._enabled:
+            anomaly_mode.record_trace(ctx)
+        return tuple(fixed) if isinstance(out, tuple) else fixed[0]
+
+
+def once_differentiable(fn):
+    """Marks a backward as not differentiable itself: it runs without recording, and a
+    double backward through it raises."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with grad_mode.no_grad():
+            out = fn(ctx, *args)
+        if not grad_mode.is_grad_enabled():
+            return out
+        edges = tuple(edge_of(a) for a in args if isinstance(a, Tensor) and a._requires_grad)
+        if not edges:
+            return out
+        outs = out if isinstance(out, tuple) else (out,)
+        node = _DelayedError(edges)
+        for o in outs:
+            if isinstance(o, Tensor) and o.dtype.is_floating_point:
+                o.grad_fn = node
+                o._requires_grad = True
+        return out
+    return wrapper
+
+
+class _DelayedError(Node):
+    def apply(self, grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")

@@ -1,0 +1,225 @@
+"""The autograd graph: ``Node`` (one per recorded op call, PyTorch's ``grad_fn``), the
+``AccumulateGrad`` node of each leaf, saved tensors with version checks, and removable hook
+handles.
+
+A node's ``next_functions`` are its edges ``(node, output_nr)`` towards the inputs of the
+forward call (None where an input needs no gradient). ``apply(grads)`` takes the gradients
+of the forward outputs and returns one gradient (or None) per edge.
+"""
+import itertools
+import weakref
+
+_seq = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by the ``register_*hook`` methods; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self._hooks = weakref.ref(hooks)
+        self.id = next(self._ids)
+
+    def remove(self):
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _Hooks(dict):
+    """An id -> hook mapping that handles can refer to weakly."""
+    __slots__ = ("__weakref__",)
+
+
+def add_hook(hooks, fn):
+    h = RemovableHandle(hooks)
+    hooks[h.id] = fn
+    return h
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the graph "
+          "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+          "you need to backward through the graph a second time or if you need to access saved "
+          "tensors after calling backward.")
+
+
+class Node:
+    """A step of the backward pass (PyTorch's ``torch.autograd.graph.Node``)."""
+
+    # rarely set fields are class-level defaults: a node costs three stores to create
+    _hooks = None
+    _prehooks = None
+    _tensor_hooks = None   # output_nr -> _Hooks of the tensor (Tensor.register_hook)
+    _retained = None       # output_nr -> weakref of a tensor that retains its grad
+    _out_meta = None       # per output: (shape, dtype, device) to materialize zeros
+    _released = False
+    _trace = None
+
+    def __init__(self, next_functions=(), num_outputs=1):
+        self.next_functions = tuple(next_functions)
+        self._seq = next(_seq)
+        self._num_outputs = num_outputs
+
+    @property
+    def metadata(self):
+        m = self.__dict__.get("_metadata")
+        if m is None:
+            m = self.__dict__["_metadata"] = {}
+        return m
+
+    def name(self):
+        return type(self).__name__
+
+    def apply(self, grads):
+        raise NotImplementedError
+
+    def release(self):
+        """Frees what the node saved for backward."""
+        self._released = True
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new
+        grad_inputs."""
+        if self._hooks is None:
+            self._hooks = _Hooks()
+        return add_hook(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
+        if self._prehooks is None:
+            self._prehooks = _Hooks()
+        return add_hook(self._prehooks, fn)
+
+    def _tensor_hooks_for(self, nr):
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        h = self._tensor_hooks.get(nr)
+        if h is None:
+            h = self._tensor_hooks[nr] = _Hooks()
+        return h
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+
+    def __init__(self, variable):
+        super().__init__((), 1)
+        self.variable = variable
+        from .._tensor import _leaf_hooks
+        self._tensor_hooks = {0: _leaf_hooks(variable, "_pre_hooks")}
+        self._post_hooks = _leaf_hooks(variable, "_post_hooks")
+        self._out_meta = ((variable._shape, variable.dtype, variable._storage.device),)
+
+    def name(self):
+        return "AccumulateGrad"
+
+    def release(self):
+        pass   # a leaf's node saves nothing and is reused by every backward
+
+    def apply(self, grads):
+        from .grad_mode import is_grad_enabled
+        g = grads[0]
+        v = self.variable
+        if g is None:
+            return ()
+        if g._shape != v._shape:
+            g = g.sum_to_size(v._shape)
+        if g.dtype is not v.dtype:
+            g = g.to(v.dtype)
+        old = v.grad
+        if is_grad_enabled():          # create_graph: keep the graph of the gradient
+            v.grad = g if old is None else old + g
+        elif old is None:
+            v.grad = g.detach().clone()   # never alias a tensor the engine handed over
+        elif old._requires_grad:
+            v.grad = old.detach() + g
+        else:
+            old.add_(g)
+        if self._post_hooks:
+            for hook in list(self._post_hooks.values()):
+                hook(v)
+        return ()
+
+
+def grad_accumulator(t):
+    """The AccumulateGrad node of a leaf that requires grad (one per leaf)."""
+    ref = t.__dict__.get("_grad_acc")
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t.__dict__["_grad_acc"] = weakref.ref(node)
+    return node
+
+
+def edge_of(t):
+    """The edge a tensor's gradient flows along: (grad_fn, output_nr), or (its
+    AccumulateGrad, 0) for a leaf; None when it does not require grad."""
+    if not t._requires_grad:
+        return None
+    fn = t.grad_fn
+    if fn is not None:
+        return fn, t.__dict__.get("_output_nr", 0)
+    return grad_accumulator(t), 0
+
+
+def _describe(t):
+    return f"[{t.type()} [{', '.join(str(s) for s in t._shape)}]]"
+
+
+class SavedTensor:
+    """A tensor saved for backward with the version it had; unpacking checks that no
+    in-place op changed it since. Outputs of the node itself are saved without their
+    grad_fn (no reference cycle) and get it back when unpacked."""
+
+    __slots__ = ("data", "version", "is_output", "output_nr", "_desc")
+
+    def __init__(self, t, is_output=False, output_nr=0):
+        self.version = t._storage.version
+        self.is_output = is_output
+        self.output_nr = output_nr
+        if is_output:
+            from .._tensor import Tensor
+            self.data = Tensor._make(t._storage, t._shape, t._stride, t._offset, t.dtype)
+        else:
+            self.data = t
+
+    def unpack(self, node):
+        t = self.data
+        if t is None:
+            raise RuntimeError(_FREED)
+        if t._storage.version != self.version:
+            if self.is_output:
+                where = f", which is output {self.output_nr} of {node.name()},"
+            elif t.grad_fn is not None:
+                where = (f", which is output {t.__dict__.get('_output_nr', 0)} of "
+                         f"{t.grad_fn.name()},")
+            else:
+                where = ""
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: {_describe(t)}{where} is at version {t._storage.version}; "
+                f"expected version {self.version} instead. Hint: enable anomaly detection to "
+                "find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True).")
+        if self.is_output:
+            from .._tensor import Tensor
+            out = Tensor._make(t._storage, t._shape, t._stride, t._offset, t.dtype)
+            out.grad_fn = node
+            out._requires_grad = True
+            out.__dict__["_output_nr"] = self.output_nr
+            return out
+        return t

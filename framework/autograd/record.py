@@ -1,0 +1,464 @@
+"""Graph recording, called by the dispatcher: for an op with ``derivatives`` in ops.yaml,
+a call made with grad mode on and an input that requires grad runs the op without
+recording and adds one ``OpNode`` to the graph.
+
+Derivative formulas are Python expressions over framework ops (as PyTorch's
+derivatives.yaml), compiled once per op. Their names: the op's arguments by schema name,
+``grad`` (gradient of the first output), ``grads`` (all), ``result`` / ``results`` (the
+outputs), and the helpers of framework/autograd/formulas.py. A formula's value is reduced
+to its input's shape (broadcasting) and cast to its dtype here, so formulas need not.
+Because the formulas are framework ops, running them with grad mode on (create_graph)
+records their own graph: higher-order gradients need no extra code.
+"""
+import re
+
+from .._tensor import Tensor
+from . import anomaly_mode, grad_mode
+from .graph import Node, SavedTensor, edge_of, grad_accumulator
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_namespace = None
+
+
+def namespace():
+    """The globals of derivative formulas: framework's functions and the helpers."""
+    global _namespace
+    if _namespace is None:
+        import framework
+        from . import formulas
+        ns = {k: getattr(framework, k) for k in dir(framework) if not k.startswith("__")}
+        ns.update({k: getattr(formulas, k) for k in dir(formulas) if not k.startswith("_")})
+        ns["fw"] = framework
+        _namespace = ns
+    return _namespace
+
+
+class Derivatives:
+    """The compiled derivative formulas of one op."""
+
+    def __init__(self, op, params):
+        self.op_name = op.name
+        self.node_name = "".join(p.capitalize() for p in op.name.split("_")) + "Backward0"
+        types = {name: typ for typ, name, _, _ in op.args}
+        self.inputs = []        # (name, is_list, code)
+        used = set()
+        derivatives = op.derivatives or {
+            name: f"not_implemented({op.name!r}, {name!r})" for typ, name, _, _ in op.args
+            if typ.startswith("Tensor") and name != "out"}
+        for name, formula in derivatives.items():
+            if name not in types:
+                raise ValueError(f"ops.yaml: {op.name}: derivative for unknown input {name!r}")
+            code = compile(str(formula), f"<derivative of {op.name} wrt {name}>", "eval")
+            used.update(_IDENT.findall(str(formula)))
+            typ = types[name]
+            # a lambda in a formula cannot see eval's locals: it runs with them as globals
+            self.inputs.append((name, "[]" in typ or "..." in typ, code,
+                                "lambda" in str(formula)))
+        self.params = params
+        self.save = [p for p in params if p in used]
+        # inputs the formulas read only the shape, dtype or device of: saved as TensorMeta,
+        # so that in-place changes to them later do not invalidate this node
+        text = " ".join(str(f) for f in derivatives.values())
+        self.meta_only = {p for p in self.save if _meta_only(p, text)}
+        self.save_result = "result" in used or "results" in used
+        first = op.args[0]
+        self.self_name = first[1]
+        self.out_param = "out" in params
+        self.is_view = op.returns.startswith("Tensor(a)")
+        self.inplace = False
+
+
+_META_USES = (r"\b{0}\.(shape|dtype|device)\b", r"\b{0}\.(dim|numel)\(\)",
+              r"\b(unreduce|moved|moved_multi|index_backward|numel_of|reduced_dims)\((grads?(\[0\])?, )?{0}\b")
+
+
+def _meta_only(name, text):
+    for pat in _META_USES:
+        text = re.sub(pat.format(re.escape(name)), "", text)
+    return re.search(rf"\b{re.escape(name)}\b", text) is None
+
+
+class TensorMeta:
+    """What formulas may read of a tensor saved for its metadata only."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, t):
+        from .._tensor import Size
+        self.shape = Size(t._shape)
+        self.dtype = t.dtype
+        self.device = t._storage.device
+
+    def dim(self):
+        return len(self.shape)
+
+    def numel(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+
+def _is_float(t):
+    return isinstance(t, Tensor) and t.dtype.is_floating_point
+
+
+def _save(v):
+    if v.__class__ is Tensor or isinstance(v, Tensor):
+        return SavedTensor(v)
+    if isinstance(v, (list, tuple)) and v and all(isinstance(x, Tensor) for x in v):
+        return [SavedTensor(x) for x in v]
+    return v
+
+
+def _unpack(v, node):
+    if isinstance(v, SavedTensor):
+        return v.unpack(node)
+    if isinstance(v, list) and v and isinstance(v[0], SavedTensor):
+        return [x.unpack(node) for x in v]
+    return v
+
+
+class OpNode(Node):
+    """The backward of one call of an op-table op."""
+
+    _results = None
+
+    def name(self):
+        return self._d.node_name
+
+    def apply(self, grads):
+        if self._released:
+            from .graph import _FREED
+            raise RuntimeError(_FREED)
+        d = self._d
+        env = {}
+        for k, v in self._saved.items():
+            env[k] = v.unpack(self) if v.__class__ is SavedTensor else _unpack(v, self)
+        env["grad"] = grads[0]
+        env["grads"] = grads
+        if self._results is not None:
+            res = [r.unpack(self) if r is not None else None for r in self._results]
+            env["result"] = res[0]
+            env["results"] = res
+        ns = _namespace or namespace()
+        outs = []
+        pos = 0
+        for (name, is_list, code, closure), metas in zip(d.inputs, self._slots):
+            edges = self.next_functions[pos:pos + len(metas)]
+            pos += len(metas)
+            if all(e is None for e in edges):
+                outs.extend([None] * len(metas))
+                continue
+            g = eval(code, {**ns, **env}) if closure else eval(code, ns, env)
+            gs = list(g) if is_list else [g]
+            for gi, meta, e in zip(gs, metas, edges):
+                outs.append(_fit(gi, meta) if e is not None else None)
+        return outs
+
+    def release(self):
+        self._released = True
+        self._saved = None
+        self._results = None
+
+
+def _fit(g, meta):
+    """A formula's value as the gradient of an input of shape/dtype ``meta``."""
+    if g is None:
+        return None
+    shape, dtype = meta
+    if g._shape != shape:
+        g = g.sum_to_size(shape) if len(g._shape) >= len(shape) else g.expand(shape)
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    return g
+
+
+def record(d, call, env):
+    """Runs ``call`` (the op without recording) and records its node; ``env`` maps the
+    op's parameter names to this call's arguments."""
+    out = env.get("out") if d.out_param else None
+    self_t = env.get(d.self_name)
+    if d.inplace:
+        return record_inplace(d, call, env, self_t)
+    inplace = out is not None and out is self_t
+    if out is not None and not inplace:
+        raise RuntimeError(f"{d.op_name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    if inplace:
+        return record_inplace(d, call, env, self_t)
+    edges, slots = _edges(d, env)
+    saved = _saved(d, env)
+    mode = grad_mode._mode
+    mode.enabled = False
+    try:
+        result = call()
+    finally:
+        mode.enabled = True
+    return _attach(d, saved, edges, slots, result)
+
+
+def record_inplace(d, call, env, self_t):
+    """An in-place op on ``self_t``: the node takes self's previous history as its input and
+    becomes self's grad_fn (self's old value is cloned first if a formula needs it)."""
+    if self_t._requires_grad and self_t.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = self_t._base
+    on_view = base is not None and (base._requires_grad or _needs_grad(d, env))
+    if on_view:
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+        if not base.is_contiguous():
+            raise RuntimeError(f"{d.op_name}_(): in-place operation on a view of a "
+                               "non-contiguous tensor that requires grad is not supported")
+        base_edge = edge_of(base) if base._requires_grad else None
+    edges, slots = _edges(d, env)
+    if d.self_name in d.save:
+        with _NoGrad():
+            env = dict(env)
+            env[d.self_name] = self_t.clone()
+    # saved before the call: an argument that aliases self is then caught as modified
+    saved = _saved(d, env)
+    with _NoGrad():
+        result = call()
+    _attach(d, saved, edges, slots, self_t)
+    node = self_t.grad_fn
+    if on_view:
+        _rebase_view(base, base_edge, self_t, node)
+    return result
+
+
+def _needs_grad(d, env):
+    for name, is_list, _, _ in d.inputs:
+        v = env.get(name)
+        for t in (v if is_list and v is not None else (v,)):
+            if isinstance(t, Tensor) and t._requires_grad:
+                return True
+    return False
+
+
+class CopySlices(Node):
+    """The new history of a base tensor after an in-place op on one of its views: the
+    gradient outside the view goes to the base's old history, inside it to the op."""
+
+    def __init__(self, base_edge, op_node, geometry):
+        super().__init__((base_edge, (op_node, 0)))
+        self._geometry = geometry
+
+    def apply(self, grads):
+        g = grads[0].contiguous()
+        size, stride, offset = self._geometry
+        region = g.as_strided(size, stride, g.storage_offset() + offset)
+        rest = g.clone()
+        rest.as_strided(size, stride, rest.storage_offset() + offset).zero_()
+        return [rest, region.clone()]
+
+
+class _ViewOfBase(Node):
+    """A view's history once its base was modified in place: its gradient lands in the
+    view's region of a zero gradient of the base."""
+
+    def __init__(self, base_edge, base_meta, geometry):
+        super().__init__((base_edge,))
+        self._base_meta = base_meta
+        self._geometry = geometry
+
+    def apply(self, grads):
+        from .._ops import creation
+        shape, dtype, device = self._base_meta
+        out = creation.zeros(shape, dtype=dtype, device=device)
+        size, stride, offset = self._geometry
+        out.as_strided(size, stride, offset).copy_(grads[0])
+        return [out]
+
+
+def _rebase_view(base, base_edge, view, op_node):
+    geometry = (view._shape, view._stride, view._offset - base._offset)
+    cs = CopySlices(base_edge, op_node, geometry)
+    cs._out_meta = ((base._shape, base.dtype, base._storage.device),)
+    base.grad_fn = cs
+    base._requires_grad = True
+    base.__dict__.pop("_output_nr", None)
+    view.grad_fn = _ViewOfBase((cs, 0), (base._shape, base.dtype, base._storage.device),
+                               geometry)
+    view._requires_grad = True
+    view.__dict__.pop("_output_nr", None)
+
+
+def _edges(d, env):
+    edges, slots = [], []
+    for name, is_list, _, _ in d.inputs:
+        v = env.get(name)
+        if is_list:
+            metas = []
+            for t in (v if v is not None else ()):
+                if isinstance(t, Tensor):
+                    edges.append(edge_of(t))
+                    metas.append((t._shape, t.dtype))
+                else:
+                    edges.append(None)
+                    metas.append(None)
+            slots.append(metas)
+        elif isinstance(v, Tensor):
+            if not v._requires_grad:
+                edges.append(None)
+            elif v.grad_fn is not None:
+                edges.append((v.grad_fn, v.__dict__.get("_output_nr", 0)))
+            else:
+                edges.append((grad_accumulator(v), 0))
+            slots.append(((v._shape, v.dtype),))
+        else:
+            edges.append(None)
+            slots.append((None,))
+    return edges, slots
+
+
+def _saved(d, env):
+    out = {}
+    for k in d.save:
+        if k in env:
+            v = env[k]
+            out[k] = TensorMeta(v) if k in d.meta_only and isinstance(v, Tensor) else _save(v)
+    return out
+
+
+def _attach(d, saved, edges, slots, result):
+    node = OpNode(edges)
+    node._d = d
+    node._slots = slots
+    node._saved = saved
+    outs = result if isinstance(result, tuple) else (result,)
+    node._num_outputs = len(outs)
+    node._out_meta = tuple((o._shape, o.dtype, o._storage.device) if isinstance(o, Tensor)
+                           else None for o in outs)
+    if d.save_result:
+        node._results = [SavedTensor(o, True, i) if isinstance(o, Tensor) else None
+                         for i, o in enumerate(outs)]
+    for i, o in enumerate(outs):
+        if _is_float(o):
+            o.grad_fn = node
+            o._requires_grad = True
+            if i:
+                o.__dict__["_output_nr"] = i
+            elif "_output_nr" in o.__dict__:
+                del o.__dict__["_output_nr"]
+    if anomaly_mode._enabled:
+        anomaly_mode.record_trace(node)
+    return result
+
+
+class _NoGrad:
+    __slots__ = ("prev",)
+
+    def __enter__(self):
+        self.prev = grad_mode._mode.enabled
+        grad_mode._mode.enabled = False
+
+    def __exit__(self, *exc):
+        grad_mode._mode.enabled = self.prev
+
+
+# ---- the wrappers the dispatcher installs ----------------------------------------------
+
+def _any_rg(seq):
+    if seq is None:
+        return False
+    for t in seq:
+        if isinstance(t, Tensor) and t._requires_grad:
+            return True
+    return False
+
+
+def make_wrapper(op, impl, tensor_params, inplace=False):
+    """A function with ``impl``'s signature that records a node when it must (``inplace``:
+    impl modifies and returns its first argument)."""
+    import inspect
+    sig = inspect.signature(impl)
+    params, call, names, defaults = [], [], [], {}
+    star = False
+    for p in sig.parameters.values():
+        n = p.name
+        names.append(n)
+        if p.default is not p.empty:
+            defaults[f"_d_{n}"] = p.default
+        dflt = f"=_d_{n}" if p.default is not p.empty else ""
+        if p.kind is p.VAR_POSITIONAL:
+            params.append(f"*{n}")
+            call.append(f"*{n}")
+            star = True
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star:
+                params.append("*")
+                star = True
+            params.append(f"{n}{dflt}")
+            call.append(f"{n}={n}")
+        elif p.kind is p.VAR_KEYWORD:
+            params.append(f"**{n}")
+            call.append(f"**{n}")
+        else:
+            params.append(f"{n}{dflt}")
+            call.append(n)
+    d = Derivatives(op, names)
+    d.inplace = inplace
+    checks = []
+    for n, is_list in tensor_params:
+        if n not in names:
+            continue
+        checks.append(f"_any_rg({n})" if is_list else f"(isinstance({n}, _T) and {n}._requires_grad)")
+    if not checks:
+        return impl, d
+    env = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
+    src = (f"def {impl.__name__}({', '.join(params)}):\n"
+           f"    if _mode.enabled and ({' or '.join(checks)}):\n"
+           f"        return _record(_d, lambda: _impl({', '.join(call)}), {env})\n"
+           f"    return _impl({', '.join(call)})\n")
+    g = {"_mode": grad_mode._mode, "_T": Tensor, "_any_rg": _any_rg, "_record": record,
+         "_d": d, "_impl": impl, **defaults}
+    exec(compile(src, f"<autograd wrapper of {op.name}>", "exec"), g)
+    fn = g[impl.__name__]
+    fn.__doc__ = impl.__doc__
+    fn.__qualname__ = impl.__qualname__
+    fn.__module__ = impl.__module__
+    fn.__wrapped__ = impl
+    return fn, d
+
+
+# ---- indexing (Tensor.__getitem__ / __setitem__ are not op-table rows) -------------------
+
+class _IndexOp:
+    def __init__(self, name, args, derivatives, returns="Tensor"):
+        self.name, self.args, self.derivatives, self.returns = name, args, derivatives, returns
+
+
+_GETITEM = Derivatives(_IndexOp("getitem", [("Tensor", "input", None, False),
+                                            ("Any", "index", None, False)],
+                                {"input": "index_backward(grad, input, index)"}),
+                       ["input", "index"])
+_SETITEM = Derivatives(_IndexOp("setitem", [("Tensor", "input", None, False),
+                                            ("Any", "index", None, False),
+                                            ("Tensor", "value", None, False)],
+                                {"input": "setitem_self_backward(grad, index)",
+                                 "value": "grad[index]"}),
+                       ["input", "index", "value"])
+_GETITEM.node_name = "IndexBackward0"
+_SETITEM.node_name = "IndexPutBackward0"
+_SETITEM.inplace = True
+
+
+def getitem(impl, input, index):
+    """``input[index]``, recorded when it needs a gradient."""
+    if grad_mode._mode.enabled and input._requires_grad:
+        return record(_GETITEM, lambda: impl(input, index), {"input": input, "index": index})
+    return impl(input, index)
+
+
+def setitem(impl, input, index, value):
+    """``input[index] = value``, recorded when it needs a gradient."""
+    if grad_mode._mode.enabled and (input._requires_grad or (
+            isinstance(value, Tensor) and value._requires_grad)):
+        record(_SETITEM, lambda: impl(input, index, value),
+               {"input": input, "index": index, "value": value})
+        return
+    impl(input, index, value)

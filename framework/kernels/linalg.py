@@ -1,0 +1,476 @@
+"""Triton linalg family (the cuda backend of framework/_cpu/linalg.py): batched strided GEMM.
+
+``matmul(out, a, a_stride, b, b_stride, beta, alpha)`` computes, for every batch index,
+``out[..., M, N] = beta * out + alpha * a[..., M, K] @ b[..., K, N]``, every operand with
+arbitrary (non-negative) strides and the batch dims of a and b broadcast (stride 0).
+
+One kernel, ``_mm_kernel``: each program computes one BLOCK_M x BLOCK_N tile of the output
+of one matrix of the batch. ``program_id(0)`` walks the tiles in groups of GROUP_M rows of
+tiles (neighbouring programs share panels of a and b in L2), ``program_id(2)`` is the
+batch index (batch dims are merged on the host where the strides allow, and the rest are
+unravelled in the kernel). The K loop loads a BLOCK_M x BLOCK_K panel of a and a
+BLOCK_K x BLOCK_N panel of b per step, masked along each dim that is not a multiple of its
+tile (EVEN_M/N/K), so any M, N, K works (tiles are at least 16 wide for tl.dot). Strides
+equal to 1 are specialised by Triton's JIT, so row-major and column-major operands both
+get contiguous (vectorised) loads along their unit-stride axis.
+
+Split-K: when the output has too few tiles to fill the GPU and K is long (dot, mv,
+small-batch linear layers), ``program_id(1)`` splits K into up to 32 parts, each written
+to a float32/float64/int workspace, and ``_splitk_reduce_kernel`` sums them into out with
+the alpha/beta epilogue.
+
+Products by dtype (MODE):
+- float16/bfloat16: ``tl.dot`` with float32 accumulation, rounded once at the store.
+- float32: ``tl.dot`` in IEEE float32 (``input_precision="ieee"``) by default, or TF32
+  when ``framework.get_float32_matmul_precision()`` is "high" or "medium"
+  (``framework.backends.cuda.matmul.allow_tf32 = True``), as PyTorch does.
+- float64 and integers: a broadcast multiply and ``tl.sum`` over each K chunk (no tensor
+  cores), accumulating in float64, in int64 for int64 and in int32 for the narrower
+  integers. Integer products and sums wrap around like the CPU's: only the low bits of
+  the output type survive, and those do not depend on the accumulator's width.
+The epilogue computes ``beta * out + alpha * acc`` in the accumulator type; with beta == 0
+out is not read (NaNs in it do not leak), and with K == 0 the product term is 0.
+
+On a GPU the tile shape of the tensor-core path is autotuned per (M, N, K, batch, dtype,
+layout, precision) with timings from framework.cuda.Event; under the interpreter
+(``framework.cuda.is_simulated()``) one small config is used, and bfloat16 operands are
+dotted as float32 (exact; the interpreter's tl.dot multiplies their raw bits). Every config
+compiles for sm_90a with Triton 3.9 (wgmma on the tensor-core path) without register spills,
+except four TF32 ones with column-major operands, masks and beta (a few hundred bytes).
+
+Not yet here: TMA loads, persistent and warp-specialised kernels; tensor-core float64.
+"""
+import struct
+
+import triton
+import triton.language as tl
+
+from .. import _dtype
+from .._ops import alloc
+from .pointwise import BLOCK, _down, _index, _offset, _up, collapse
+
+GROUP_M = 8
+MAX_BATCH_DIMS = 8
+_GRID_Z = 65535  # the CUDA grid's limit on its third dim: bigger batches launch in chunks
+_INT32_MAX = 2**31 - 1
+_MAX_TILE = 256  # largest tile dim of any config: masked lanes may compute offsets this far
+_SMEM_LIMIT = 227 * 1024  # H100 shared memory per block; configs beyond it are pruned
+_SMS = 132  # H100 SXM multiprocessors: how many tiles fill the GPU (a tuning hint only)
+_SPLIT_MIN_K = 2048  # split-K: products with fewer 128x128 tiles than half the SMs and at
+_SPLIT_CHUNK = 1024  # least this K; every split keeps at least _SPLIT_CHUNK of K
+_MAX_SPLITS = 32
+_ACC_DTYPE = {"float32": tl.float32, "float64": tl.float64, "int32": tl.int32,
+              "int64": tl.int64}
+
+MODE_DOT = 0  # tl.dot: float16, bfloat16, float32
+MODE_FMA = 1  # multiply + sum: float64, integers
+
+_INTEGER = ("uint8", "int8", "int16", "int32", "int64")
+
+
+@triton.jit
+def _batch_offsets(bi, bshape, bso, bsa, bsb, NB: tl.constexpr):
+    """Element offsets (int64) of batch index bi in out, a and b."""
+    off_o = bi * 0
+    off_a = bi * 0
+    off_b = bi * 0
+    if NB > 0:
+        rem = bi
+        for d in tl.static_range(NB - 1, 0, -1):
+            i = rem % bshape[d]
+            rem = rem // bshape[d]
+            off_o += i * bso[d]
+            off_a += i * bsa[d]
+            off_b += i * bsb[d]
+        off_o += rem * bso[0]
+        off_a += rem * bsa[0]
+        off_b += rem * bsb[0]
+    return off_o, off_a, off_b
+
+
+@triton.jit
+def _load(ptrs, rows, cols, MASK_ROWS: tl.constexpr, MASK_COLS: tl.constexpr):
+    """A 2-d tile, masked (with zeros) only along the dims that need it."""
+    if MASK_ROWS and MASK_COLS:
+        x = tl.load(ptrs, mask=rows[:, None] & cols[None, :], other=0)
+    elif MASK_ROWS:
+        x = tl.load(ptrs, mask=rows[:, None], other=0)
+    elif MASK_COLS:
+        x = tl.load(ptrs, mask=cols[None, :], other=0)
+    else:
+        x = tl.load(ptrs)
+    return x
+
+
+@triton.jit(do_not_specialize=["nbatch", "layout"])
+def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
+               bshape, bso, bsa, bsb, b0, ksplit, split_stride, alpha, beta, nbatch, layout,
+               MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
+               BETA_ZERO: tl.constexpr, NB: tl.constexpr, IDX64: tl.constexpr,
+               UPCAST: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
+               EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """One BLOCK_M x BLOCK_N tile of out[batch b0 + program_id(2)] = beta * out + alpha * a @ b.
+
+    out, a, b: pointers to element (0, 0) of the first matrix. M, N, K: matrix sizes.
+    som, son / sam, sak / sbk, sbn: element strides of the matrix dims of out / a / b.
+    bshape, bso, bsa, bsb: the (merged) batch shape and each operand's batch strides; NB of
+    them are used (0: a single matrix). Split-K: program_id(1) multiplies the K range
+    [program_id(1) * ksplit, +ksplit) into out + program_id(1) * split_stride (a float32,
+    float64 or integer workspace; _splitk_reduce_kernel sums the parts); without a split,
+    ksplit == K and there is one. alpha, beta: int64, the bits of a float64 for
+    float dtypes, the values for integers. nbatch, layout: only keys of the autotuner.
+    ACC: the accumulator's dtype; PRECISION: tl.dot's input precision (MODE_DOT). UPCAST:
+    dot the operands as float32 (exact for bfloat16; only under Triton's interpreter, whose
+    tl.dot multiplies the raw bits of bfloat16 operands). EVEN_M/N/K: the size is a multiple
+    of its tile, so loads along it need no mask (set by the heuristics below)."""
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * num_n
+    first_m = (pid // in_group) * GROUP_M
+    group_m = tl.minimum(num_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % in_group) % group_m
+    pid_n = (pid % in_group) // group_m
+
+    bi = tl.program_id(2).to(tl.int64) + b0
+    off_o, off_a, off_b = _batch_offsets(bi, bshape, bso, bsa, bsb, NB)
+    split = tl.program_id(1)
+    k_lo = split * ksplit  # < K: int32 like the loop below
+    k_len = tl.minimum(ksplit, K - k_lo)
+    a += off_a + k_lo.to(tl.int64) * sak
+    b += off_b + k_lo.to(tl.int64) * sbk
+    out += off_o + split.to(tl.int64) * split_stride
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    if IDX64:
+        offs_m = offs_m.to(tl.int64)
+        offs_n = offs_n.to(tl.int64)
+        offs_k = offs_k.to(tl.int64)
+        step_a = tl.cast(sak, tl.int64) * BLOCK_K
+        step_b = tl.cast(sbk, tl.int64) * BLOCK_K
+    else:
+        step_a = sak * BLOCK_K
+        step_b = sbk * BLOCK_K
+    mask_m = offs_m < M
+    mask_n = offs_n < N
+    a_ptrs = a + offs_m[:, None] * sam + offs_k[None, :] * sak
+    b_ptrs = b + offs_k[:, None] * sbk + offs_n[None, :] * sbn
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    for kk in range(0, tl.cdiv(k_len, BLOCK_K)):
+        mask_k = offs_k < k_len - kk * BLOCK_K
+        av = _load(a_ptrs, mask_m, mask_k, not EVEN_M, not EVEN_K)
+        bv = _load(b_ptrs, mask_k, mask_n, not EVEN_K, not EVEN_N)
+        if MODE == 0:
+            if UPCAST:
+                av = av.to(tl.float32)
+                bv = bv.to(tl.float32)
+            acc = tl.dot(av, bv, acc, input_precision=PRECISION)
+        else:
+            prod = av.to(ACC)[:, :, None] * bv.to(ACC)[None, :, :]
+            acc += tl.sum(prod, axis=1).to(ACC)
+        a_ptrs += step_a
+        b_ptrs += step_b
+
+    mask = mask_m[:, None] & mask_n[None, :]
+    c_ptrs = out + offs_m[:, None] * som + offs_n[None, :] * son
+    _epilogue(acc, c_ptrs, mask, K, alpha, beta, ACC, BETA_ZERO)
+
+
+@triton.jit
+def _epilogue(acc, c_ptrs, mask, K, alpha, beta, ACC: tl.constexpr, BETA_ZERO: tl.constexpr):
+    """Stores beta * out + alpha * acc, computed in the accumulator's type (int64 for
+    integers); out is not read when BETA_ZERO, and the product term is 0 when K == 0."""
+    if ACC == tl.float32 or ACC == tl.float64:
+        al = tl.cast(alpha, tl.int64).to(tl.float64, bitcast=True).to(ACC)
+        r = tl.where(K > 0, acc * al, 0.0)
+        if not BETA_ZERO:
+            be = tl.cast(beta, tl.int64).to(tl.float64, bitcast=True).to(ACC)
+            r = be * _up(tl.load(c_ptrs, mask=mask, other=0)).to(ACC) + r
+    else:
+        r = tl.where(K > 0, acc.to(tl.int64) * tl.cast(alpha, tl.int64), 0)
+        if not BETA_ZERO:
+            r = tl.cast(beta, tl.int64) * tl.load(c_ptrs, mask=mask, other=0).to(tl.int64) + r
+    tl.store(c_ptrs, _down(r, c_ptrs.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _splitk_reduce_kernel(out, ws, n, splits, shape, so, alpha, beta, ACC: tl.constexpr,
+                          BETA_ZERO: tl.constexpr, NDIM: tl.constexpr, CONTIG: tl.constexpr,
+                          IDX64: tl.constexpr, BLOCK: tl.constexpr):
+    """out = beta * out + alpha * (the sum of the ``splits`` parts of the workspace), for
+    BLOCK of the n elements of out (row-major over its (shape, so)); part s of element i is
+    ws[s * n + i]."""
+    i, mask = _index(n, BLOCK, IDX64)
+    ws_ptrs = ws + i
+    acc = tl.zeros([BLOCK], dtype=ACC)
+    for _ in range(0, splits):
+        acc += tl.load(ws_ptrs, mask=mask, other=0)
+        ws_ptrs += n
+    _epilogue(acc, out + _offset(i, shape, so, NDIM, CONTIG), mask, 1, alpha, beta, ACC,
+              BETA_ZERO)
+
+
+_mm = triton.heuristics({
+    "EVEN_M": lambda args: args["M"] % args["BLOCK_M"] == 0,
+    "EVEN_N": lambda args: args["N"] % args["BLOCK_N"] == 0,
+    "EVEN_K": lambda args: (args["K"] % args["BLOCK_K"] == 0
+                            and args["ksplit"] % args["BLOCK_K"] == 0),
+})(_mm_kernel)
+
+
+# ---- configs and autotuning -------------------------------------------------------------
+
+def _config(bm, bn, bk, stages, warps):
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": GROUP_M},
+                         num_stages=stages, num_warps=warps)
+
+
+# tensor-core tiles for H100-class GPUs (big square problems favour 128x256 / 256x128 with 8
+# warps; the smaller ones serve skinny or small products)
+_DOT_CONFIGS = [
+    _config(128, 256, 64, 3, 8),
+    _config(256, 128, 64, 3, 8),
+    _config(128, 256, 64, 4, 8),
+    _config(128, 128, 64, 4, 8),
+    _config(128, 128, 64, 3, 4),
+    _config(128, 128, 32, 4, 4),
+    _config(128, 128, 32, 3, 8),
+    _config(128, 256, 32, 3, 8),
+    _config(256, 128, 32, 3, 8),
+    _config(64, 128, 64, 4, 4),
+    _config(128, 64, 64, 4, 4),
+    _config(64, 128, 32, 4, 4),
+    _config(64, 64, 64, 4, 4),
+    _config(64, 64, 32, 5, 4),
+    _config(32, 64, 32, 5, 2),
+]
+# float64 / integers: the broadcast product holds BLOCK_M * BLOCK_N * BLOCK_K values
+_FMA_CONFIG = _config(32, 32, 8, 2, 4)
+# the interpreter: one small config (tests run fast, edges and several tiles exercised)
+_SIM_DOT_CONFIG = _config(32, 32, 32, 1, 4)
+_SIM_FMA_CONFIG = _config(32, 32, 8, 1, 4)
+
+
+def _next_pow2(x):
+    return 1 << max(0, (int(x) - 1).bit_length())
+
+
+def _prune(configs, named_args, **kwargs):
+    """The configs worth timing for this problem (at least one): those whose pipeline fits
+    in shared memory for the dtype, whose tiles are not far bigger than the problem, of at
+    least 128x128 when the problem has enough such tiles to fill the GPU twice, and for
+    IEEE float32 (a CUDA-core dot, no tensor cores) with BLOCK_K 32 and at most 64
+    accumulators per thread (more spill registers)."""
+    itemsize = named_args["a"].dtype.itemsize
+    m, n, k = named_args["M"], named_args["N"], named_args["K"]
+    many_tiles = triton.cdiv(m, 128) * triton.cdiv(n, 128) * named_args["nbatch"] >= 2 * _SMS
+    ieee = kwargs.get("PRECISION") == "ieee"
+    keep = []
+    for c in configs:
+        bm, bn, bk = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"]
+        if (c.num_stages * (bm + bn) * bk * itemsize > _SMEM_LIMIT
+                or bm > max(64, _next_pow2(m)) or bn > max(64, _next_pow2(n))
+                or bk > max(32, _next_pow2(k)) or (many_tiles and bm * bn < 128 * 128)
+                or (ieee and (bm * bn > 64 * 32 * c.num_warps or bk != 32))):
+            continue
+        keep.append(c)
+    return keep or configs[-1:]
+
+
+def _do_bench(kernel_call, quantiles):
+    """Milliseconds of kernel_call at the given quantiles, timed with framework.cuda.Event
+    on the current stream (Triton's autotuner interface; no torch)."""
+    from .. import cuda
+    kernel_call()  # compiles; the first launch is not timed
+    start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(3):
+        kernel_call()
+    end.record()
+    end.synchronize()
+    estimate = max(start.elapsed_time(end) / 3, 1e-3)
+    reps = max(5, min(100, int(30.0 / estimate)))  # about 30 ms per config
+    events = [(cuda.Event(enable_timing=True), cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+    for s, e in events:
+        s.record()
+        kernel_call()
+        e.record()
+    events[-1][1].synchronize()
+    times = sorted(s.elapsed_time(e) for s, e in events)
+    return [times[min(len(times) - 1, int(q * len(times)))] for q in quantiles]
+
+
+_KEY = ["M", "N", "K", "nbatch", "layout", "PRECISION"]
+_PRUNE = {"early_config_prune": _prune}
+# cache_results: timings are kept in Triton's cache dir, so a new process does not re-time
+# the shapes an earlier one tuned
+_tuned = triton.autotune(_DOT_CONFIGS, key=_KEY, prune_configs_by=_PRUNE,
+                         do_bench=_do_bench, cache_results=True)(_mm)
+# beta != 0 reads out: benchmark runs restore it after each trial
+_tuned_restore = triton.autotune(_DOT_CONFIGS, key=_KEY, prune_configs_by=_PRUNE,
+                                 do_bench=_do_bench, restore_value=["out"],
+                                 cache_results=True)(_mm)
+
+
+# ---- host side --------------------------------------------------------------------------
+
+def _fold_rows(batch, so, sa, sb, m):
+    """Drops size-1 batch dims and folds trailing batch dims over which b is broadcast into
+    the rows of a and out when each steps exactly over their rows: (B, M, K) @ (K, N) is
+    one (B*M, K) @ (K, N) GEMM (as native/linalg.cpp's fold_rows)."""
+    keep = [d for d in range(len(batch)) if batch[d] != 1] + [len(batch), len(batch) + 1]
+    batch = [batch[d] for d in keep[:-2]]
+    so, sa, sb = ([s[d] for d in keep] for s in (so, sa, sb))
+    while batch:
+        d, row = len(batch) - 1, len(batch)
+        fits = m == 1 or (sa[d] == sa[row] * m and so[d] == so[row] * m)
+        if sb[d] != 0 or not fits or m * batch[d] > _INT32_MAX:
+            break
+        if m == 1:
+            sa[row], so[row] = sa[d], so[d]
+        m *= batch.pop()
+        for s in (so, sa, sb):
+            del s[d]
+    return batch, so, sa, sb, m
+
+
+def _param(value, integer):
+    """alpha/beta as the kernel takes them: an int64 value, or the bits of a float64."""
+    if integer:
+        v = int(value)
+        return (v + 2**63) % 2**64 - 2**63
+    return struct.unpack("<q", struct.pack("<d", float(value)))[0]
+
+
+def _splits(m, n, k, count):
+    """(ksplit, splits): split-K when the output has too few tiles to fill the GPU and K is
+    long (dot, mv, small-batch linear layers); ksplit is a multiple of every BLOCK_K."""
+    tiles = triton.cdiv(m, 128) * triton.cdiv(n, 128) * count
+    if 2 * tiles > _SMS or k < _SPLIT_MIN_K:
+        return k, 1
+    splits = min(_SMS // tiles, k // _SPLIT_CHUNK, _MAX_SPLITS)
+    ksplit = triton.cdiv(triton.cdiv(k, splits), _MAX_TILE) * _MAX_TILE
+    return ksplit, triton.cdiv(k, ksplit)
+
+
+def _extent(rows, cols, rs, cs):
+    """One past the largest element offset a tile may compute (masked lanes included)."""
+    return (rows + _MAX_TILE) * rs + (cols + _MAX_TILE) * cs + 1
+
+
+def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
+    """out[..., M, N] = beta * out + alpha * a[..., M, K] @ b[..., K, N] for every batch index.
+
+    ``a_stride``/``b_stride`` are the operands' strides already broadcast to out's batch
+    shape (0 where broadcast); beta == 0 means out is not read."""
+    shape, so = tuple(out._shape), list(out._stride)
+    sa, sb = list(a_stride), list(b_stride)
+    nd = len(shape) - 2
+    if nd < 0 or len(so) != nd + 2 or len(sa) != nd + 2 or len(sb) != nd + 2:
+        raise RuntimeError(f"matmul: expected {max(nd, 0) + 2} strides per operand")
+    batch, (m, n), k = list(shape[:nd]), shape[nd:], a._shape[-1]
+    if min(m, n, k) < 0:
+        raise RuntimeError("matmul: negative matrix size")
+    name = out.dtype.name
+    if name == "bool":
+        raise NotImplementedError("\"matmul_cuda\" not implemented for 'Bool'")
+    count = 1
+    for d, size in enumerate(batch):
+        if size < 0:
+            raise RuntimeError("matmul: negative batch size")
+        count *= size
+        if size > 1 and so[d] == 0:
+            raise RuntimeError("matmul: output has internal overlap")
+    if min(so + sa + sb) < 0:
+        raise RuntimeError("matmul: negative strides are not supported")
+    if count == 0 or m == 0 or n == 0:
+        return
+    if (m > 1 and so[nd] == 0) or (n > 1 and so[nd + 1] == 0):
+        raise RuntimeError("matmul: output has internal overlap")
+    if max(m, n, k) > _INT32_MAX:
+        raise RuntimeError("matmul: matrix dimensions must be below 2^31")
+
+    batch, so, sa, sb, m = _fold_rows(batch, so, sa, sb, m)
+    nb = len(batch)
+    bshape, (bso, bsa, bsb) = collapse(batch, [so[:nb], sa[:nb], sb[:nb]])
+    count = 1
+    for size in batch:
+        count *= size
+    ndims = len(bshape) if count > 1 else 0
+    if ndims > MAX_BATCH_DIMS:
+        raise RuntimeError(f"matmul: {ndims} non-mergeable batch dims, at most {MAX_BATCH_DIMS}")
+    som, son = so[nb], so[nb + 1]
+    sam, sak = sa[nb], sa[nb + 1]
+    sbk, sbn = sb[nb], sb[nb + 1]
+    idx64 = max(_extent(m, n, som, son), _extent(m, k, sam, sak),
+                _extent(k, n, sbk, sbn)) > _INT32_MAX
+
+    integer = name in _INTEGER
+    dot = name in ("float16", "bfloat16", "float32")
+    acc_name = "float32" if dot else ("float64" if not integer else
+                                      "int64" if name == "int64" else "int32")
+    precision = None  # tl.dot's default: only float32 operands have a choice
+    if name == "float32":
+        from .. import _matmul_precision
+        precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"
+    alpha, beta = _param(alpha, integer), _param(0 if beta == 0 else beta, integer)
+    beta_zero = beta == 0
+    layout = (int(sak == 1) | int(sam == 1) << 1 | int(sbn == 1) << 2 | int(sbk == 1) << 3
+              | int(son == 1) << 4)
+    from .. import cuda
+    simulated = cuda.is_simulated()
+
+    ksplit, splits = _splits(m, n, k, count)
+    dest, split_stride = out, 0
+    if splits > 1:  # the parts go to a workspace, reduced into out below
+        dest = alloc.empty((splits * count * m * n,), _dtype._NAMES[acc_name],
+                           out._storage.device)
+        split_stride = count * m * n
+        som, son = n, 1
+        bso, step = [0] * len(bshape), m * n
+        for d in range(len(bshape) - 1, -1, -1):
+            bso[d] = step
+            step *= bshape[d]
+        layout |= 1 << 5
+    part_alpha = _param(1, integer) if splits > 1 else alpha
+    part_beta_zero = beta_zero or splits > 1
+
+    if simulated or not dot:
+        fn = _mm
+        cfg = (_SIM_DOT_CONFIG if dot else _SIM_FMA_CONFIG) if simulated else _FMA_CONFIG
+        meta = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    else:
+        fn = _tuned if part_beta_zero else _tuned_restore
+        meta = {}
+    for b0 in range(0, count, _GRID_Z):
+        chunk = min(_GRID_Z, count - b0)
+
+        def grid(meta, chunk=chunk):
+            return (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]), splits,
+                    chunk)
+
+        fn[grid](dest, a, b, m, n, k, som, son, sam, sak, sbk, sbn, bshape, tuple(bso), bsa,
+                 bsb, b0, ksplit, split_stride, part_alpha, beta, count, layout,
+                 MODE=MODE_DOT if dot else MODE_FMA, PRECISION=precision,
+                 ACC=_ACC_DTYPE[acc_name], BETA_ZERO=part_beta_zero, NB=ndims, IDX64=idx64,
+                 UPCAST=simulated and name == "bfloat16", **meta)
+    if splits > 1:
+        _splitk_reduce(out, shape, dest, splits, alpha, beta, acc_name)
+
+
+def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name):
+    """out = beta * out + alpha * the sum of the split-K parts in ws (row-major over out's
+    shape, one part after another)."""
+    n = ws._shape[0] // splits
+    oshape, (so,) = collapse(shape, [out._stride])
+    extent = sum((size - 1) * st for size, st in zip(oshape, so)) + 1
+    idx64 = max(n * splits, extent) + BLOCK >= 2**31
+    contig = len(oshape) == 1 and so[0] == 1
+    _splitk_reduce_kernel[(triton.cdiv(n, BLOCK),)](
+        out, ws, n, splits, oshape, so, alpha, beta, ACC=_ACC_DTYPE[acc_name],
+        BETA_ZERO=beta == 0, NDIM=len(oshape), CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)
