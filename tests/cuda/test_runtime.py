@@ -288,6 +288,7 @@ def test_streams():
     assert s != default and s.cuda_stream != 0 and s.device_index == 0
     assert fw.cuda.Stream(priority=-1).priority == -1
     x = fw.arange(10, dtype=fw.float32, device="cuda")
+    s.wait_stream(fw.cuda.current_stream())  # x is made on the default stream
     with fw.cuda.stream(s) as entered:
         assert entered is s
         assert fw.cuda.current_stream() == s
@@ -344,6 +345,7 @@ def test_record_stream_delays_reuse_not_accounting():
     s = fw.cuda.Stream()
     before = fw.cuda.memory_allocated()
     x = fw.empty(256 * 1024, device="cuda")  # 1 MiB
+    s.wait_stream(fw.cuda.current_stream())
     with fw.cuda.stream(s):
         y = x * 2
     x.record_stream(s)
@@ -414,7 +416,8 @@ def test_peak_reserved_stats_summary_and_empty_cache():
         assert row in text
     assert fw.cuda.memory_summary(0, abbreviated=True)
     free, total = fw.cuda.mem_get_info()
-    assert 0 <= free <= total and total == fw.cuda.get_device_properties(0).total_memory
+    assert 0 <= free <= total
+    assert abs(total - fw.cuda.get_device_properties(0).total_memory) <= total // 100
     del b
 
 
