@@ -12,6 +12,7 @@ Two modes, chosen once at first use:
   ``FRAMEWORK_SIM_DEVICES`` (default 1) sets how many devices the simulator has and
   ``FRAMEWORK_SIM_MEMORY`` (bytes) caps each one's memory, for out-of-memory tests.
 """
+import collections
 import ctypes
 import os
 import threading
@@ -278,8 +279,30 @@ def copy_bytes(dst, src, nbytes, dst_offset=0, src_offset=0, non_blocking=False)
             drv.memcpy_htod(dp, sp, nbytes, stream)
         else:
             drv.memcpy_dtoh(dp, sp, nbytes, stream)
-        if not (non_blocking and is_pinned(host)):
+        if non_blocking and is_pinned(host):
+            keep_alive(drv, index, stream, host)
+        else:
             drv.stream_synchronize(stream)
+
+
+_inflight = collections.deque()   # [event, pinned host storage] of asynchronous copies
+_event_pools = {}                 # device index -> recycled events (no timing)
+
+
+def keep_alive(drv, index, stream, host):
+    """Holds the pinned host storage of an asynchronous copy just queued on ``stream`` (of
+    device ``index``) until the copy is done, so that freeing its tensor early cannot
+    unmap memory the copy engine still reads or writes (PyTorch's pinned allocator records
+    an event for the same reason). Copies seen done are let go on each call."""
+    from .driver import CU_EVENT_DISABLE_TIMING
+    with _lock:
+        while _inflight and drv.event_query(_inflight[0][0]):
+            ev, _, i = _inflight.popleft()
+            _event_pools.setdefault(i, []).append(ev)
+        pool = _event_pools.setdefault(index, [])
+        ev = pool.pop() if pool else drv.event_create(CU_EVENT_DISABLE_TIMING)
+        drv.event_record(ev, stream)
+        _inflight.append((ev, host, index))
 
 
 # -- pinned host memory ------------------------------------------------------------------
@@ -350,8 +373,14 @@ def _install_triton_hooks():
 def synchronize(index=None):
     s = state()
     if s.mode == "driver":
-        with on_device(check_index(index)):
+        index = check_index(index)
+        with on_device(index):
             s.driver.ctx_synchronize()
+        with _lock:  # every copy on this device is done: let go of their host buffers
+            done = [e for e in _inflight if e[2] == index]
+            for e in done:
+                _inflight.remove(e)
+                _event_pools.setdefault(index, []).append(e[0])
 
 
 def device_of(index):

@@ -152,3 +152,49 @@ def test_real_driver_allocator_oom_and_reuse(drv):
     alloc.free_ptr(blk.ptr)
     alloc.empty_cache()
     assert alloc.memory_reserved() == 0
+
+
+def test_async_copies_keep_pinned_memory_alive_until_done():
+    """_runtime.keep_alive holds a pinned buffer until its copy's event has completed, and
+    recycles the events (a fake driver decides when events complete)."""
+    from framework.cuda import _runtime as R
+
+    class FakeDriver:
+        def __init__(self):
+            self.done, self.created, self.recorded = set(), 0, []
+
+        def event_create(self, flags):
+            self.created += 1
+            return self.created
+
+        def event_record(self, ev, stream):
+            self.recorded.append((ev, stream))
+
+        def event_query(self, ev):
+            return ev in self.done
+
+    class Host:
+        pass
+
+    import weakref
+    d = FakeDriver()
+    saved = list(R._inflight), dict(R._event_pools)
+    R._inflight.clear()
+    R._event_pools.clear()
+    try:
+        h1 = Host()
+        w1 = weakref.ref(h1)
+        R.keep_alive(d, 0, 7, h1)
+        del h1
+        assert w1() is not None              # the copy is still running
+        R.keep_alive(d, 0, 7, Host())
+        assert d.created == 2 and d.recorded == [(1, 7), (2, 7)]
+        d.done.add(1)
+        R.keep_alive(d, 0, 7, Host())         # event 1 done: buffer released, event reused
+        assert w1() is None and d.created == 2 and d.recorded[-1] == (1, 7)
+        assert len(R._inflight) == 2
+    finally:
+        R._inflight.clear()
+        R._inflight.extend(saved[0])
+        R._event_pools.clear()
+        R._event_pools.update(saved[1])
