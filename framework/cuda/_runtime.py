@@ -285,7 +285,7 @@ def copy_bytes(dst, src, nbytes, dst_offset=0, src_offset=0, non_blocking=False)
             drv.stream_synchronize(stream)
 
 
-_inflight = collections.deque()   # [event, pinned host storage] of asynchronous copies
+_inflight = collections.deque()   # (event, pinned host storage, device) of async copies
 _event_pools = {}                 # device index -> recycled events (no timing)
 
 
