@@ -11,7 +11,8 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .._tensor import Tensor
-from .pointwise import BLOCK, type_name
+from .index import _block, _pow2
+from .pointwise import type_name
 
 _SCAN_BLOCK = 1024
 
@@ -89,7 +90,8 @@ def repeat_interleave_index(out, counts):
     starts, n, total = _starts(counts)
     if total == 0:
         return
-    _index_kernel[(triton.cdiv(total, BLOCK),)](out, starts, n, total, _steps(n), BLOCK=BLOCK)
+    _index_kernel[(triton.cdiv(total, _block(total)),)](out, starts, n, total, _steps(n),
+                                                     BLOCK=_block(total))
 
 
 @triton.jit
@@ -118,8 +120,8 @@ def repeat_interleave_copy(out, src, counts):
     rows = outer * total
     if rows == 0 or inner == 0:
         return
-    bk = min(BLOCK, triton.next_power_of_2(inner))
-    br = max(1, BLOCK // bk)
+    bk = min(_block(), triton.next_power_of_2(inner))
+    br = _pow2(rows, max(1, _block() // bk))
     grid = (triton.cdiv(rows, br) * triton.cdiv(inner, bk),)
     _copy_kernel[grid](out, src, starts, nc, total, rows, inner, so, sn, si, _steps(nc),
                        BR=br, BK=bk)
