@@ -136,7 +136,7 @@ def _check_index_dtype(op, index):
 @triton.jit
 def _record_error(err, bad, key):
     """err[0] = min(err[0], smallest key where bad): one atomic per program, if any."""
-    k = tl.min(tl.where(bad, key, 9223372036854775807), axis=0)
+    k = tl.min(tl.where(bad, key, 9223372036854775807))
     tl.atomic_min(err, k, mask=k < 9223372036854775807)
 
 
@@ -299,7 +299,7 @@ def _index_loop_kernel(x, xs, xoff, y, ys, yoff, y_step, P, O, oshape, alpha_arg
             if YOFF:
                 yo = tl.load(yoff + p)
             else:
-                yo = p * y_step
+                yo = (p + tl.zeros([], tl.int64)) * y_step
             xp = x + (xb + xo)
             yp = y + (yb + yo)
             if MODE == 0:
@@ -406,7 +406,8 @@ def _scatter_kernel(self, ss, idx, si, src, sr, dd, di, dr, sd, size, P, O, osha
     rb = _offset(o, oshape, sr, ONDIM, False)
     ty = self.dtype.element_ty
     if SERIAL:
-        for p in range(0, P):
+        for p32 in range(0, P):
+            p = p32 + tl.zeros([], tl.int64)
             v = tl.load(idx + (ib + p * di), mask=omask, other=0).to(tl.int64)
             bad = omask & ((v < 0) | (v >= size))
             _record_error(err, bad, o * P + p)
@@ -423,8 +424,7 @@ def _scatter_kernel(self, ss, idx, si, src, sr, dd, di, dr, sd, size, P, O, osha
         m = (p < P)[:, None] & omask[None, :]
         v = tl.load(idx + (p[:, None] * di + ib[None, :]), mask=m, other=0).to(tl.int64)
         bad = m & ((v < 0) | (v >= size))
-        _record_error(err, tl.reshape(bad, [BP * BO]),
-                      tl.reshape(o[None, :] * P + p[:, None], [BP * BO]))
+        _record_error(err, bad, o[None, :] * P + p[:, None])
         ok = m & ~bad
         dp = self + (sb[None, :] + v * sd)
         s = tl.load(src + (p[:, None] * dr + rb[None, :]), mask=ok)
@@ -615,7 +615,7 @@ def _masked_fill_kernel(x, mask_ptr, n, shape, sx, sm, value, IS_FLOAT: tl.const
                         NDIM: tl.constexpr, BLOCK: tl.constexpr):
     i, mask = _index(n, BLOCK, True)
     m = tl.load(mask_ptr + _offset(i, shape, sm, NDIM, False), mask=mask, other=0) != 0
-    v = tl.zeros([BLOCK], dtype=tl.float64 if IS_FLOAT else tl.int64) + _scalar(value, IS_FLOAT)
+    v = tl.zeros([BLOCK], tl.int32) + _scalar(value, IS_FLOAT)
     tl.store(x + _offset(i, shape, sx, NDIM, False), _down(v, x.dtype.element_ty),
              mask=mask & m)
 
