@@ -27,7 +27,7 @@ from .. import _dtype
 from .._ops import alloc
 from .._tensor import Tensor
 from . import copy as _copy
-from .pointwise import BLOCK, _down, _index, _offset, _up, collapse, type_name
+from .pointwise import BLOCK, _down, _index, _offset, _up, collapse
 
 STYLE_DIM, STYLE_SELF, STYLE_TAKE, STYLE_PREFIX, STYLE_RUNTIME = range(5)
 GATHER, PUT, ACCUMULATE = range(3)
@@ -36,7 +36,7 @@ R_ASSIGN, R_ADD, R_MUL, R_MAX, R_MIN = range(5)
 
 _NO_ERROR = 2**63 - 1
 _SCAN_BLOCK = 1024
-_ATOMIC_ADD = ("float32", "float64", "int32", "int64")
+_ATOMIC_ADD = ("float16", "float32", "float64", "int32", "int64")
 _ATOMIC_MINMAX = ("int32", "int64")
 
 
@@ -64,6 +64,12 @@ def _block(n=None):
         from .. import cuda
         _block_size.append(BLOCK * 16 if cuda.is_simulated() else BLOCK)
     return _block_size[0] if n is None else _pow2(n, _block_size[0])
+
+
+def _warps(elems):
+    """Warps for a tile of ``elems`` elements: few enough that small tiles are not
+    replicated over idle threads (the serial paths re-read what they wrote)."""
+    return max(1, min(4, elems // 32))
 
 
 def _pow2(n, cap):
@@ -276,15 +282,68 @@ def take_offsets(out, index, x):
 
 # ---- index_loop: gather / put / accumulate through offsets ----------------------------
 
+# How a kernel updates elements that several positions may hit (HOW):
+STORE, ATOMIC, CAS, SERIAL = range(4)
+
+
+def _how(dtype, r):
+    """STORE for plain writes (duplicates: one of them wins), ATOMIC where Triton has the
+    read-modify-write for the dtype, CAS (a compare-and-swap loop on the element's bits)
+    for other 16/32/64-bit dtypes, SERIAL (a program walks the conflicting positions in
+    order) for 8-bit ones."""
+    if r == R_ASSIGN:
+        return STORE
+    if (r == R_ADD and dtype.name in _ATOMIC_ADD) or \
+            (r in (R_MAX, R_MIN) and dtype.name in _ATOMIC_MINMAX):
+        return ATOMIC
+    return CAS if dtype.itemsize >= 2 else SERIAL
+
+
+@triton.jit
+def _update(ptr, s, m, safe, R: tl.constexpr, HOW: tl.constexpr):
+    """*ptr = combine(*ptr, s) (_combine's R) where m, correct when pointers repeat. ``safe``
+    is any valid address of the tensor (what the CAS loop's idle lanes point at)."""
+    ty = ptr.dtype.element_ty
+    if HOW == 0:
+        tl.store(ptr, _down(s, ty), mask=m)
+    elif HOW == 1:
+        if R == 1:
+            tl.atomic_add(ptr, _down(s, ty), mask=m)
+        elif R == 3:
+            tl.atomic_max(ptr, _down(s, ty), mask=m)
+        else:
+            tl.atomic_min(ptr, _down(s, ty), mask=m)
+    else:
+        if ty.primitive_bitwidth == 16:
+            ity = tl.int16
+        elif ty.primitive_bitwidth == 32:
+            ity = tl.int32
+        else:
+            ity = tl.int64
+        iptr = ptr.to(tl.pointer_type(ity), bitcast=True)
+        isafe = safe.to(tl.pointer_type(ity), bitcast=True)
+        old = tl.load(ptr, mask=m, other=0)
+        pending = m
+        while tl.max(pending.to(tl.int32)) > 0:
+            want = old.to(ity, bitcast=True)
+            new = tl.where(pending, _down(_combine(old, s, R), ty).to(ity, bitcast=True), want)
+            # finished lanes swap their value for itself (a no-op; atomic_cas takes no
+            # mask), lanes outside the tile do so at a valid address
+            seen = tl.atomic_cas(tl.where(m, iptr, isafe), want, new)
+            lost = pending & (seen != want)
+            old = tl.where(lost, seen.to(ty, bitcast=True), old)
+            pending = lost
+
+
 @triton.jit(do_not_specialize=["alpha_arg"])
 def _index_loop_kernel(x, xs, xoff, y, ys, yoff, y_step, P, O, oshape, alpha_arg,
-                       MODE: tl.constexpr, YOFF: tl.constexpr, SERIAL: tl.constexpr,
+                       MODE: tl.constexpr, YOFF: tl.constexpr, HOW: tl.constexpr,
                        ALPHA_FLOAT: tl.constexpr, ONDIM: tl.constexpr, BP: tl.constexpr,
                        BO: tl.constexpr):
     """Element (o, p) of the index space: x[xbase(o) + xoff[p]] and y[ybase(o) + yoff[p]]
     (yoff[p] = p * y_step without a yoff tensor). A program takes a tile of BP index
     positions by BO outer positions (o fastest: runs of the outer dims are contiguous), or
-    with SERIAL BO outer positions and every p in order."""
+    with HOW == SERIAL BO outer positions and every p in order."""
     pid = tl.program_id(0)
     n_ot = tl.cdiv(O, BO)
     o = (pid % n_ot).to(tl.int64) * BO + tl.arange(0, BO).to(tl.int64)
@@ -293,7 +352,7 @@ def _index_loop_kernel(x, xs, xoff, y, ys, yoff, y_step, P, O, oshape, alpha_arg
     yb = _offset(o, oshape, ys, ONDIM, False)
     alpha = _scalar(alpha_arg, ALPHA_FLOAT)
     ty = x.dtype.element_ty
-    if SERIAL:
+    if HOW == 3:
         for p in range(0, P):
             xo = tl.load(xoff + p)
             if YOFF:
@@ -301,14 +360,8 @@ def _index_loop_kernel(x, xs, xoff, y, ys, yoff, y_step, P, O, oshape, alpha_arg
             else:
                 yo = (p + tl.zeros([], tl.int64)) * y_step
             xp = x + (xb + xo)
-            yp = y + (yb + yo)
-            if MODE == 0:
-                tl.store(yp, tl.load(xp, mask=omask), mask=omask)
-            elif MODE == 1:
-                tl.store(xp, tl.load(yp, mask=omask), mask=omask)
-            else:
-                r = _accumulate(tl.load(xp, mask=omask), tl.load(yp, mask=omask), alpha)
-                tl.store(xp, _down(r, ty), mask=omask)
+            r = _accumulate(tl.load(xp, mask=omask), tl.load(y + (yb + yo), mask=omask), alpha)
+            tl.store(xp, _down(r, ty), mask=omask)
     else:
         p = (pid // n_ot).to(tl.int64) * BP + tl.arange(0, BP).to(tl.int64)
         pmask = p < P
@@ -325,8 +378,8 @@ def _index_loop_kernel(x, xs, xoff, y, ys, yoff, y_step, P, O, oshape, alpha_arg
         elif MODE == 1:
             tl.store(xp, tl.load(yp, mask=m), mask=m)
         else:
-            v = tl.load(yp, mask=m, other=0)
-            tl.atomic_add(xp, v * alpha.to(v.dtype), mask=m)
+            v = _up(tl.load(yp, mask=m, other=0))
+            _update(xp, v * alpha.to(v.dtype), m, x, 1, HOW)
 
 
 def index_loop(mode, x, x_strides, x_off, y, y_strides, y_off, outer, alpha=1):
@@ -338,23 +391,27 @@ def index_loop(mode, x, x_strides, x_off, y, y_strides, y_off, outer, alpha=1):
     if P == 0 or O == 0:
         return
     oshape, (xs, ys) = collapse(tuple(outer), [tuple(x_strides), tuple(y_strides)])
-    serial = mode == ACCUMULATE and x.dtype.name not in _ATOMIC_ADD
+    how = _how(x.dtype, R_ADD) if mode == ACCUMULATE else STORE
     alpha_float = x.dtype.is_floating_point
     alpha_arg = _float_bits(alpha) if alpha_float else int(alpha)
     if isinstance(y_off, int):
         yoff, y_step, has_yoff = x_off, y_off, False   # yoff unused
     else:
         yoff, y_step, has_yoff = y_off, 0, True
-    if serial:
-        bo, bp = _pow2(O, 256), 1
-        grid = (triton.cdiv(O, bo),)
-    else:
-        bo = _pow2(O, _block())
-        bp = _pow2(P, max(1, _block() // bo))
-        grid = (triton.cdiv(O, bo) * triton.cdiv(P, bp),)
+    bo, bp, grid = _tiles(O, P, how == SERIAL)
     _index_loop_kernel[grid](x, xs, x_off, y, ys, yoff, y_step, P, O, oshape, alpha_arg,
-                             MODE=mode, YOFF=has_yoff, SERIAL=serial,
-                             ALPHA_FLOAT=alpha_float, ONDIM=len(oshape), BP=bp, BO=bo)
+                             MODE=mode, YOFF=has_yoff, HOW=how, ALPHA_FLOAT=alpha_float,
+                             ONDIM=len(oshape), BP=bp, BO=bo, num_warps=_warps(bo * bp))
+
+
+def _tiles(O, P, serial):
+    """(BO, BP, grid) of a tile launch over O outer by P conflicting positions."""
+    if serial:
+        bo = _pow2(O, 256)
+        return bo, 1, (triton.cdiv(O, bo),)
+    bo = _pow2(O, _block())
+    bp = _pow2(P, max(1, _block() // bo))
+    return bo, bp, (triton.cdiv(O, bo) * triton.cdiv(P, bp),)
 
 
 # ---- gather / scatter along a dim -----------------------------------------------------
@@ -392,11 +449,11 @@ def gather(out, out_strides, src, src_strides, index, index_strides, shape, dim,
 
 
 @triton.jit
-def _scatter_kernel(self, ss, idx, si, src, sr, dd, di, dr, sd, size, P, O, oshape, err,
-                    R: tl.constexpr, ATOMIC: tl.constexpr, SERIAL: tl.constexpr,
-                    ONDIM: tl.constexpr, BP: tl.constexpr, BO: tl.constexpr):
+def _scatter_kernel(self, ss, idx, si, src, sr, di, dr, sd, size, P, O, oshape, err,
+                    R: tl.constexpr, HOW: tl.constexpr, ONDIM: tl.constexpr,
+                    BP: tl.constexpr, BO: tl.constexpr):
     """self[selfbase(o) + idx[o, p] * sd] op= src[o, p], with p along the scatter dim
-    (strides dd, di, dr) and o over the other dims. Tiles as _index_loop_kernel."""
+    (strides di, dr; self's is 0) and o over the other dims. Tiles as _index_loop_kernel."""
     pid = tl.program_id(0)
     n_ot = tl.cdiv(O, BO)
     o = (pid % n_ot).to(tl.int64) * BO + tl.arange(0, BO).to(tl.int64)
@@ -405,7 +462,7 @@ def _scatter_kernel(self, ss, idx, si, src, sr, dd, di, dr, sd, size, P, O, osha
     ib = _offset(o, oshape, si, ONDIM, False)
     rb = _offset(o, oshape, sr, ONDIM, False)
     ty = self.dtype.element_ty
-    if SERIAL:
+    if HOW == 3:
         for p32 in range(0, P):
             p = p32 + tl.zeros([], tl.int64)
             v = tl.load(idx + (ib + p * di), mask=omask, other=0).to(tl.int64)
@@ -413,12 +470,8 @@ def _scatter_kernel(self, ss, idx, si, src, sr, dd, di, dr, sd, size, P, O, osha
             _record_error(err, bad, o * P + p)
             ok = omask & ~bad
             dp = self + (sb + v * sd)
-            s = tl.load(src + (rb + p * dr), mask=ok)
-            if R == 0:
-                tl.store(dp, s, mask=ok)
-            else:
-                r = _combine(tl.load(dp, mask=ok), s, R)
-                tl.store(dp, _down(r, ty), mask=ok)
+            r = _combine(tl.load(dp, mask=ok), tl.load(src + (rb + p * dr), mask=ok), R)
+            tl.store(dp, _down(r, ty), mask=ok)
     else:
         p = (pid // n_ot).to(tl.int64) * BP + tl.arange(0, BP).to(tl.int64)
         m = (p < P)[:, None] & omask[None, :]
@@ -426,16 +479,8 @@ def _scatter_kernel(self, ss, idx, si, src, sr, dd, di, dr, sd, size, P, O, osha
         bad = m & ((v < 0) | (v >= size))
         _record_error(err, bad, o[None, :] * P + p[:, None])
         ok = m & ~bad
-        dp = self + (sb[None, :] + v * sd)
         s = tl.load(src + (p[:, None] * dr + rb[None, :]), mask=ok)
-        if R == 0:
-            tl.store(dp, s, mask=ok)
-        elif R == 1:
-            tl.atomic_add(dp, s, mask=ok)
-        elif R == 3:
-            tl.atomic_max(dp, s, mask=ok)
-        else:
-            tl.atomic_min(dp, s, mask=ok)
+        _update(self + (sb[None, :] + v * sd), s, ok, self, R, HOW)
 
 
 def scatter(reduce, self, self_strides, index, index_strides, src, src_strides, shape, dim,
@@ -452,21 +497,12 @@ def scatter(reduce, self, self_strides, index, index_strides, src, src_strides, 
     oshape, (ss, si, sr) = collapse(tuple(shape[:-1]), [tuple(self_strides[:-1]),
                                                         tuple(index_strides[:-1]),
                                                         tuple(src_strides[:-1])])
-    name = self.dtype.name
-    atomic = ((r == R_ADD and name in _ATOMIC_ADD)
-              or (r in (R_MAX, R_MIN) and name in _ATOMIC_MINMAX))
-    serial = r != R_ASSIGN and not atomic
-    if serial:
-        bo, bp = _pow2(O, 256), 1
-        grid = (triton.cdiv(O, bo),)
-    else:
-        bo = _pow2(O, _block())
-        bp = _pow2(P, max(1, _block() // bo))
-        grid = (triton.cdiv(O, bo) * triton.cdiv(P, bp),)
+    how = _how(self.dtype, r)
+    bo, bp, grid = _tiles(O, P, how == SERIAL)
     err = _error_slot(self._storage.device)
-    _scatter_kernel[grid](self, ss, index, si, src, sr, self_strides[-1], index_strides[-1],
-                          src_strides[-1], dim_stride, dim_size, P, O, oshape, err, R=r,
-                          ATOMIC=atomic, SERIAL=serial, ONDIM=len(oshape), BP=bp, BO=bo)
+    _scatter_kernel[grid](self, ss, index, si, src, sr, index_strides[-1], src_strides[-1],
+                          dim_stride, dim_size, P, O, oshape, err, R=r, HOW=how,
+                          ONDIM=len(oshape), BP=bp, BO=bo, num_warps=_warps(bo * bp))
     key = _first_error(err)
     if key is not None:
         o, p = divmod(key, P)
