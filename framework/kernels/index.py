@@ -8,12 +8,13 @@ position in the index space, and which index tensor) with an atomic min into a o
 int64 tensor; the launcher reads that slot back and raises the CPU backend's IndexError
 (or RuntimeError) for the first bad position, re-reading the offending value itself.
 
-Write conflicts: PUT and scatter without reduction store in parallel (with duplicate
-indices one of the writes wins, as on PyTorch's CUDA backend). ACCUMULATE and the
-reducing scatters use atomics where Triton has them for the dtype (add: float32, float64,
-int32, int64; amax/amin: int32, int64); otherwise each program owns a block of the
-conflict-free ("outer") positions and walks the conflicting ones (index positions, or the
-scatter dim) serially, which is exact and deterministic (the CPU's order) for every dtype.
+Write conflicts (duplicate indices; see _how): PUT and scatter without reduction store in
+parallel (one of the writes wins, as on PyTorch's CUDA backend). ACCUMULATE and the
+reducing scatters use Triton's atomics where it has them for the dtype (add: float16,
+float32, float64, int32, int64; amax/amin: int32, int64), a compare-and-swap loop on the
+element's bits for the other 16/32/64-bit cases (bfloat16 add, multiply, float amax/amin
+with the CPU's NaN rule), and for 8-bit dtypes (bool, int8, uint8) programs that own a
+block of the conflict-free ("outer") positions and walk the conflicting ones in order.
 
 Compaction (nonzero, masked_select) is three launches: a count per block of BLOCK
 elements, one program's exclusive scan of the block counts, and a write pass in which each
@@ -27,7 +28,7 @@ from .. import _dtype
 from .._ops import alloc
 from .._tensor import Tensor
 from . import copy as _copy
-from .pointwise import BLOCK, _down, _index, _offset, _up, collapse
+from .pointwise import BLOCK, _down, _index, _offset, _params_bits, _up, collapse
 
 STYLE_DIM, STYLE_SELF, STYLE_TAKE, STYLE_PREFIX, STYLE_RUNTIME = range(5)
 GATHER, PUT, ACCUMULATE = range(3)
@@ -67,8 +68,8 @@ def _block(n=None):
 
 
 def _warps(elems):
-    """Warps for a tile of ``elems`` elements: few enough that small tiles are not
-    replicated over idle threads (the serial paths re-read what they wrote)."""
+    """Warps for a tile of ``elems`` elements: no more than it has rows of 32, so that
+    small tiles (the serial paths, short outer dims) are not replicated over threads."""
     return max(1, min(4, elems // 32))
 
 
@@ -115,17 +116,12 @@ def bad_index(style, prefix, v, dim, size):
     raise IndexError(dims)
 
 
-def _float_bits(v):
-    import struct
-    return struct.unpack("<q", struct.pack("<d", float(v)))[0]
-
-
 def _scalar_arg(value, dtype):
     """A Python number as the kernel argument for a tensor of ``dtype``: the bits of a
     float64 for float dtypes (converted on the device), else the converted integer (float
     truncates, bool is != 0), as the CPU's scalar_as."""
     if dtype.is_floating_point:
-        return _float_bits(value)
+        return _params_bits(value)[0]
     if dtype is _dtype.bool:
         return int(value != 0)
     v = int(value)
@@ -393,7 +389,7 @@ def index_loop(mode, x, x_strides, x_off, y, y_strides, y_off, outer, alpha=1):
     oshape, (xs, ys) = collapse(tuple(outer), [tuple(x_strides), tuple(y_strides)])
     how = _how(x.dtype, R_ADD) if mode == ACCUMULATE else STORE
     alpha_float = x.dtype.is_floating_point
-    alpha_arg = _float_bits(alpha) if alpha_float else int(alpha)
+    alpha_arg = _params_bits(alpha)[0] if alpha_float else int(alpha)
     if isinstance(y_off, int):
         yoff, y_step, has_yoff = x_off, y_off, False   # yoff unused
     else:

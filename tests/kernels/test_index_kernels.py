@@ -343,3 +343,18 @@ def test_repeat_interleave(ctype):
     same_error(lambda be, d: be.shape.repeat_interleave_total(neg[d]))
     zero = both(np.zeros(0, np.int64), ctype)
     assert _gpu.shape.repeat_interleave_total(zero["cuda"]) == 0
+
+
+def test_scans_over_many_blocks():
+    # the one-program scans carry their running sum across chunks of 1024 block counts
+    counts = np.random.default_rng(16).integers(0, 9, 3000)
+    c = fw.tensor(counts, dtype=fw.int32, device="cuda")
+    starts = alloc.empty((3001,), I64, c._storage.device)
+    _gpu.index._scan_kernel[(1,)](c, starts, 3000, SB=_gpu.index._SCAN_BLOCK)
+    np.testing.assert_array_equal(to_np(starts), np.concatenate([[0], np.cumsum(counts)]))
+    reps = both(counts, I64)
+    assert _gpu.shape.repeat_interleave_total(reps["cuda"]) == counts.sum()
+    idx = empty((int(counts.sum()),), I64)
+    for d, be in BACKENDS.items():
+        be.shape.repeat_interleave_index(idx[d], reps[d])
+    same(idx)
