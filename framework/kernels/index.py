@@ -78,6 +78,14 @@ def _pow2(n, cap):
     return min(cap, triton.next_power_of_2(max(1, n)))
 
 
+def _idx64(n, shape, strides):
+    """Whether a launch over n elements needs int64 positions and offsets: an index or
+    an element offset of one of the operands (strides, in elements) may reach 2**31."""
+    extent = max([n] + [sum((sz - 1) * abs(st) for sz, st in zip(shape, sts)) + 1
+                        for sts in strides])
+    return extent + _block() >= 2**31
+
+
 def _error_slot(device):
     err = alloc.empty((1,), _dtype.int64, device)
     _copy.fill(err, _NO_ERROR)
@@ -138,7 +146,7 @@ def _check_index_dtype(op, index):
 @triton.jit
 def _record_error(err, bad, key):
     """err[0] = min(err[0], smallest key where bad): one atomic per program, if any."""
-    k = tl.min(tl.where(bad, key, 9223372036854775807))
+    k = tl.min(tl.where(bad, key.to(tl.int64), 9223372036854775807))
     tl.atomic_min(err, k, mask=k < 9223372036854775807)
 
 
@@ -193,14 +201,14 @@ def _combine(d, s, R: tl.constexpr):
 @triton.jit
 def _index_offsets_kernel(out, idx, n, shape, si, size, src_stride, k, K, err,
                           ACC: tl.constexpr, NEG: tl.constexpr, NDIM: tl.constexpr,
-                          BLOCK: tl.constexpr):
+                          IDX64: tl.constexpr, BLOCK: tl.constexpr):
     """out[i] (+)= wrap(idx[i]) * src_stride for BLOCK positions i of the index space."""
-    i, mask = _index(n, BLOCK, True)
+    i, mask = _index(n, BLOCK, IDX64)
     v = tl.load(idx + _offset(i, shape, si, NDIM, False), mask=mask, other=0).to(tl.int64)
     if NEG:
         v = tl.where(v < 0, v + size, v)
     bad = mask & ((v < 0) | (v >= size))
-    _record_error(err, bad, i * K + k)
+    _record_error(err, bad, i.to(tl.int64) * K + k)
     o = v * src_stride
     if ACC:
         o += tl.load(out + i, mask=mask, other=0)
@@ -222,7 +230,8 @@ def index_offsets(out, shape, indices, sizes, src_strides, dims, allow_negative=
         plans.append((cshape, si))
         _index_offsets_kernel[(triton.cdiv(n, _block(n)),)](
             out, t, n, cshape, si, sizes[k], src_strides[k], k, K, err, ACC=k > 0,
-            NEG=bool(allow_negative), NDIM=len(cshape), BLOCK=_block(n))
+            NEG=bool(allow_negative), NDIM=len(cshape), IDX64=_idx64(n, cshape, [si]),
+            BLOCK=_block(n))
     key = _first_error(err)
     if key is not None:
         p, k = divmod(key, K)
@@ -231,8 +240,9 @@ def index_offsets(out, shape, indices, sizes, src_strides, dims, allow_negative=
 
 
 @triton.jit
-def _linear_offsets_kernel(out, n, shape, st, NDIM: tl.constexpr, BLOCK: tl.constexpr):
-    i, mask = _index(n, BLOCK, True)
+def _linear_offsets_kernel(out, n, shape, st, NDIM: tl.constexpr, IDX64: tl.constexpr,
+                           BLOCK: tl.constexpr):
+    i, mask = _index(n, BLOCK, IDX64)
     tl.store(out + i, _offset(i, shape, st, NDIM, False), mask=mask)
 
 
@@ -242,15 +252,16 @@ def linear_offsets(out, shape, strides):
     if n == 0:
         return
     cshape, (_, st) = collapse(tuple(shape), [_contig(shape), tuple(strides)])
-    _linear_offsets_kernel[(triton.cdiv(n, _block(n)),)](out, n, cshape, st, NDIM=len(cshape),
-                                                     BLOCK=_block(n))
+    _linear_offsets_kernel[(triton.cdiv(n, _block(n)),)](
+        out, n, cshape, st, NDIM=len(cshape), IDX64=_idx64(n, cshape, [st]), BLOCK=_block(n))
 
 
 @triton.jit
 def _take_offsets_kernel(out, idx, n, ishape, si, total, xshape, sx, err,
-                         INDIM: tl.constexpr, XNDIM: tl.constexpr, BLOCK: tl.constexpr):
+                         INDIM: tl.constexpr, XNDIM: tl.constexpr, IDX64: tl.constexpr,
+                         BLOCK: tl.constexpr):
     """out[i] = offset in x of its row-major element number idx[i] (negatives wrap)."""
-    i, mask = _index(n, BLOCK, True)
+    i, mask = _index(n, BLOCK, IDX64)
     v = tl.load(idx + _offset(i, ishape, si, INDIM, False), mask=mask, other=0).to(tl.int64)
     v = tl.where(v < 0, v + total, v)
     bad = mask & ((v < 0) | (v >= total))
@@ -270,7 +281,9 @@ def take_offsets(out, index, x):
     err = _error_slot(out._storage.device)
     _take_offsets_kernel[(triton.cdiv(n, _block(n)),)](out, index, n, ishape, si, total, xshape,
                                                    sx, err, INDIM=len(ishape),
-                                                   XNDIM=len(xshape), BLOCK=_block(n))
+                                                   XNDIM=len(xshape),
+                                                   IDX64=_idx64(n, ishape, [si]),
+                                                   BLOCK=_block(n))
     key = _first_error(err)
     if key is not None:
         bad_index(STYLE_TAKE, "", _read_int(index, ishape, si, key), 0, total)
@@ -414,9 +427,9 @@ def _tiles(O, P, serial):
 
 @triton.jit
 def _gather_kernel(out, src, idx, n, shape, so, ss, si, sd, size, err, NDIM: tl.constexpr,
-                   BLOCK: tl.constexpr):
+                   IDX64: tl.constexpr, BLOCK: tl.constexpr):
     """out[e] = src[srcbase(e) + idx[e] * sd] for BLOCK positions e of the index shape."""
-    i, mask = _index(n, BLOCK, True)
+    i, mask = _index(n, BLOCK, IDX64)
     v = tl.load(idx + _offset(i, shape, si, NDIM, False), mask=mask, other=0).to(tl.int64)
     bad = mask & ((v < 0) | (v >= size))
     _record_error(err, bad, i)
@@ -438,6 +451,7 @@ def gather(out, out_strides, src, src_strides, index, index_strides, shape, dim,
     err = _error_slot(out._storage.device)
     _gather_kernel[(triton.cdiv(n, _block(n)),)](out, src, index, n, cshape, so, ss, si,
                                              dim_stride, dim_size, err, NDIM=len(cshape),
+                                             IDX64=_idx64(n, cshape, [so, ss, si]),
                                              BLOCK=_block(n))
     key = _first_error(err)
     if key is not None:
@@ -508,9 +522,10 @@ def scatter(reduce, self, self_strides, index, index_strides, src, src_strides, 
 
 
 @triton.jit
-def _divide_count_kernel(x, cnt, n, shape, sx, sc, NDIM: tl.constexpr, BLOCK: tl.constexpr):
+def _divide_count_kernel(x, cnt, n, shape, sx, sc, NDIM: tl.constexpr, IDX64: tl.constexpr,
+                         BLOCK: tl.constexpr):
     """x /= max(count, 1); integers divide with floor."""
-    i, mask = _index(n, BLOCK, True)
+    i, mask = _index(n, BLOCK, IDX64)
     xp = x + _offset(i, shape, sx, NDIM, False)
     c = tl.load(cnt + _offset(i, shape, sc, NDIM, False), mask=mask, other=1)
     c = tl.maximum(c, 1)
@@ -535,15 +550,18 @@ def divide_count(x, count, count_strides):
         return
     shape, (sx, sc) = collapse(x._shape, [x._stride, tuple(count_strides)])
     _divide_count_kernel[(triton.cdiv(n, _block(n)),)](x, count, n, shape, sx, sc,
-                                                   NDIM=len(shape), BLOCK=_block(n))
+                                                   NDIM=len(shape),
+                                                   IDX64=_idx64(n, shape, [sx, sc]),
+                                                   BLOCK=_block(n))
 
 
 # ---- compaction: nonzero, mask_count, masked_select -----------------------------------
 
 @triton.jit
-def _count_kernel(x, n, shape, sx, counts, NDIM: tl.constexpr, BLOCK: tl.constexpr):
+def _count_kernel(x, n, shape, sx, counts, NDIM: tl.constexpr, IDX64: tl.constexpr,
+                  BLOCK: tl.constexpr):
     """counts[pid] = number of nonzero elements of x in this program's block."""
-    i, mask = _index(n, BLOCK, True)
+    i, mask = _index(n, BLOCK, IDX64)
     v = tl.load(x + _offset(i, shape, sx, NDIM, False), mask=mask, other=0)
     tl.store(counts + tl.program_id(0), tl.sum(((v != 0) & mask).to(tl.int32), axis=0))
 
@@ -563,10 +581,10 @@ def _scan_kernel(counts, starts, nb, SB: tl.constexpr):
 
 @triton.jit
 def _compact_kernel(x, n, shape, sx, starts, out, val, sv, SELECT: tl.constexpr,
-                    NDIM: tl.constexpr, BLOCK: tl.constexpr):
+                    NDIM: tl.constexpr, IDX64: tl.constexpr, BLOCK: tl.constexpr):
     """The nonzero elements of x in this block, in order, from starts[pid] on: their
     coordinates (out is n x NDIM int64) or, with SELECT, val's element there."""
-    i, mask = _index(n, BLOCK, True)
+    i, mask = _index(n, BLOCK, IDX64)
     v = tl.load(x + _offset(i, shape, sx, NDIM, False), mask=mask, other=0)
     f = ((v != 0) & mask).to(tl.int32)
     pos = tl.load(starts + tl.program_id(0)) + (tl.cumsum(f, axis=0) - f).to(tl.int64)
@@ -587,7 +605,8 @@ def _block_starts(x, shape, sx, n):
     nb = triton.cdiv(n, _block(n))
     counts = alloc.empty((nb,), _dtype.int32, device)
     starts = alloc.empty((nb + 1,), _dtype.int64, device)
-    _count_kernel[(nb,)](x, n, shape, sx, counts, NDIM=len(shape), BLOCK=_block(n))
+    _count_kernel[(nb,)](x, n, shape, sx, counts, NDIM=len(shape),
+                         IDX64=_idx64(n, shape, [sx]), BLOCK=_block(n))
     _scan_kernel[(1,)](counts, starts, nb, SB=_SCAN_BLOCK)
     return starts, nb
 
@@ -620,7 +639,8 @@ def nonzero(x, out):
     starts, nb = _block_starts(x, shape, strides, n)
     if x.dim():
         _compact_kernel[(nb,)](x, n, shape, strides, starts, out, x, strides, SELECT=False,
-                               NDIM=len(shape), BLOCK=_block(n))
+                               NDIM=len(shape), IDX64=_idx64(n, shape, [strides]),
+                               BLOCK=_block(n))
     return _total(starts, nb)
 
 
@@ -637,15 +657,16 @@ def masked_select(out, x, x_strides, mask, mask_strides, shape):
     cshape, (sm, sx) = collapse(tuple(shape), [tuple(mask_strides), tuple(x_strides)])
     starts, nb = _block_starts(mask, cshape, sm, n)
     _compact_kernel[(nb,)](mask, n, cshape, sm, starts, out, x, sx, SELECT=True,
-                           NDIM=len(cshape), BLOCK=_block(n))
+                           NDIM=len(cshape), IDX64=_idx64(n, cshape, [sm, sx]),
+                           BLOCK=_block(n))
 
 
 # ---- masked_fill, tril/triu -----------------------------------------------------------
 
 @triton.jit(do_not_specialize=["value"])
 def _masked_fill_kernel(x, mask_ptr, n, shape, sx, sm, value, IS_FLOAT: tl.constexpr,
-                        NDIM: tl.constexpr, BLOCK: tl.constexpr):
-    i, mask = _index(n, BLOCK, True)
+                        NDIM: tl.constexpr, IDX64: tl.constexpr, BLOCK: tl.constexpr):
+    i, mask = _index(n, BLOCK, IDX64)
     m = tl.load(mask_ptr + _offset(i, shape, sm, NDIM, False), mask=mask, other=0) != 0
     v = tl.zeros([BLOCK], tl.int32) + _scalar(value, IS_FLOAT)
     tl.store(x + _offset(i, shape, sx, NDIM, False), _down(v, x.dtype.element_ty),
@@ -660,15 +681,16 @@ def masked_fill(x, mask, mask_strides, value):
     shape, (sx, sm) = collapse(x._shape, [x._stride, tuple(mask_strides)])
     _masked_fill_kernel[(triton.cdiv(n, _block(n)),)](
         x, mask, n, shape, sx, sm, _scalar_arg(value, x.dtype),
-        IS_FLOAT=x.dtype.is_floating_point, NDIM=len(shape), BLOCK=_block(n))
+        IS_FLOAT=x.dtype.is_floating_point, NDIM=len(shape),
+        IDX64=_idx64(n, shape, [sx, sm]), BLOCK=_block(n))
 
 
 @triton.jit
 def _tri_kernel(out, src, n, shape, so, ss, k, R, C, UPPER: tl.constexpr, NDIM: tl.constexpr,
-                BLOCK: tl.constexpr):
+                IDX64: tl.constexpr, BLOCK: tl.constexpr):
     """out = src where col - row <= k (>= k for triu), else 0; the last two dims of shape
     are the matrix."""
-    i, mask = _index(n, BLOCK, True)
+    i, mask = _index(n, BLOCK, IDX64)
     col = i % C
     row = (i // C) % R
     if UPPER:
@@ -690,7 +712,8 @@ def tri(out, src, diagonal, upper):
     so = tuple(bo) + tuple(out._stride[-2:])
     ss = tuple(bs) + tuple(src._stride[-2:])
     _tri_kernel[(triton.cdiv(n, _block(n)),)](out, src, n, shape, so, ss, int(diagonal), R, C,
-                                          UPPER=bool(upper), NDIM=len(shape), BLOCK=_block(n))
+                                          UPPER=bool(upper), NDIM=len(shape),
+                                          IDX64=_idx64(n, shape, [so, ss]), BLOCK=_block(n))
 
 
 def _clamped_sum(m, a, c):

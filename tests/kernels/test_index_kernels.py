@@ -358,3 +358,16 @@ def test_scans_over_many_blocks():
     for d, be in BACKENDS.items():
         be.shape.repeat_interleave_index(idx[d], reps[d])
     same(idx)
+
+
+def test_int64_positions(monkeypatch):
+    # what launches over 2**31 elements take: the same kernels with int64 positions
+    monkeypatch.setattr(_gpu.index, "_idx64", lambda n, shape, strides: True)
+    test_index_offsets_errors(0, "")
+    test_linear_and_take_offsets()
+    test_gather(fw.float16)
+    test_nonzero_strided(fw.bool)
+    test_masked_select_and_count()
+    test_masked_fill(fw.int8)
+    test_tri(fw.float64)
+    test_scatter_errors_and_divide_count()
