@@ -132,7 +132,10 @@ def _scalar_arg(value, dtype):
         return _params_bits(value)[0]
     if dtype is _dtype.bool:
         return int(value != 0)
-    v = int(value)
+    try:
+        v = int(value)
+    except (OverflowError, ValueError):     # inf, nan: what the CPU's cast gives on x86
+        v = -2**63
     return (v + 2**63) % 2**64 - 2**63
 
 

@@ -56,7 +56,7 @@ def _check(counts):
 
 
 def _starts(counts):
-    """(starts tensor of n + 2 int64, n); raises if a count is negative."""
+    """(starts: n + 2 int64 values, n, total); raises if a count is negative."""
     _check(counts)
     n = counts._shape[0]
     starts = alloc.empty((n + 2,), _dtype.int64, counts._storage.device)
