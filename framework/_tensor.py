@@ -18,7 +18,7 @@ class Tensor:
     """A multi-dimensional array of one dtype on one device (PyTorch's ``torch.Tensor``)."""
 
     __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "_requires_grad", "grad",
-                 "grad_fn", "_base", "_retains_grad", "_hooks", "__weakref__", "__dict__")
+                 "grad_fn", "_output_nr", "_base", "__weakref__", "__dict__")
 
     # ``framework.Tensor(data)`` / ``framework.Tensor(2, 3)`` as in PyTorch.
     def __new__(cls, *args, device=None):
@@ -42,6 +42,7 @@ class Tensor:
         t._requires_grad = False
         t.grad = None
         t.grad_fn = None
+        t._output_nr = 0
         t._base = None
         return t
 
@@ -192,7 +193,7 @@ class Tensor:
                                "gradient")
         if self.grad_fn is None:
             return graph.add_hook(_leaf_hooks(self, "_pre_hooks"), hook)
-        return graph.add_hook(self.grad_fn._tensor_hooks_for(self.__dict__.get("_output_nr", 0)),
+        return graph.add_hook(self.grad_fn._tensor_hooks_for(self._output_nr),
                               hook)
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -216,7 +217,7 @@ class Tensor:
         node = self.grad_fn
         if node._retained is None:
             node._retained = {}
-        node._retained[self.__dict__.get("_output_nr", 0)] = weakref.ref(self)
+        node._retained[self._output_nr] = weakref.ref(self)
         self.__dict__["_retains"] = True
 
     @property
@@ -225,7 +226,7 @@ class Tensor:
 
     @property
     def output_nr(self):
-        return self.__dict__.get("_output_nr", 0)
+        return self._output_nr
 
     @property
     def data(self):

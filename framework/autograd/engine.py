@@ -11,7 +11,7 @@ mode on, so the gradients carry a graph of their own.
 """
 import heapq
 
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from .graph import AccumulateGrad
 
 
@@ -131,7 +131,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
         while heap:
             _, _, node = heapq.heappop(heap)
             grads = buffers.pop(node, None) or [None] * node._num_outputs
-            grads = _call_hooks(node, grads)
+            if node._tensor_hooks or node._retained or node._prehooks:
+                grads = _call_hooks(node, grads)
             if node in capture_at:
                 for nr, i in capture_at[node]:
                     results[i] = grads[nr]
@@ -140,7 +141,13 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
                 run = False
             outs = ()
             if run:
-                if all(g is None for g in grads):
+                if len(grads) == 1:
+                    missing = grads[0] is None
+                    if missing:
+                        outs = (None,) * len(node.next_functions)
+                    else:
+                        outs = _apply(node, grads)
+                elif all(g is None for g in grads):
                     outs = (None,) * len(node.next_functions)
                 else:
                     grads = [g if g is not None or m is None else _zeros(m)
@@ -179,7 +186,6 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
 
 
 def _apply(node, grads):
-    from . import anomaly_mode
     if anomaly_mode._enabled:
         outs = anomaly_mode.checked_apply(node, grads)
     else:

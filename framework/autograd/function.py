@@ -155,8 +155,7 @@ class Function(metaclass=FunctionMeta):
                 if id(outs[i]) not in ctx._non_diff and o.dtype.is_floating_point:
                     o.grad_fn = ctx
                     o._requires_grad = True
-                    if i:
-                        o.__dict__["_output_nr"] = i
+                    o._output_nr = i
             fixed.append(o)
         ctx._num_outputs = len(outs)
         ctx._out_meta = tuple((o._shape, o.dtype, o._storage.device) if isinstance(o, Tensor)

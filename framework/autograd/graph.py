@@ -172,7 +172,7 @@ def edge_of(t):
         return None
     fn = t.grad_fn
     if fn is not None:
-        return fn, t.__dict__.get("_output_nr", 0)
+        return fn, t._output_nr
     return grad_accumulator(t), 0
 
 
@@ -205,7 +205,7 @@ class SavedTensor:
             if self.is_output:
                 where = f", which is output {self.output_nr} of {node.name()},"
             elif t.grad_fn is not None:
-                where = (f", which is output {t.__dict__.get('_output_nr', 0)} of "
+                where = (f", which is output {t._output_nr} of "
                          f"{t.grad_fn.name()},")
             else:
                 where = ""
@@ -220,6 +220,6 @@ class SavedTensor:
             out = Tensor._make(t._storage, t._shape, t._stride, t._offset, t.dtype)
             out.grad_fn = node
             out._requires_grad = True
-            out.__dict__["_output_nr"] = self.output_nr
+            out._output_nr = self.output_nr
             return out
         return t

@@ -280,11 +280,11 @@ def _rebase_view(base, base_edge, view, op_node):
     cs._out_meta = ((base._shape, base.dtype, base._storage.device),)
     base.grad_fn = cs
     base._requires_grad = True
-    base.__dict__.pop("_output_nr", None)
+    base._output_nr = 0
     view.grad_fn = _ViewOfBase((cs, 0), (base._shape, base.dtype, base._storage.device),
                                geometry)
     view._requires_grad = True
-    view.__dict__.pop("_output_nr", None)
+    view._output_nr = 0
 
 
 def _edges(d, env):
@@ -305,7 +305,7 @@ def _edges(d, env):
             if not v._requires_grad:
                 edges.append(None)
             elif v.grad_fn is not None:
-                edges.append((v.grad_fn, v.__dict__.get("_output_nr", 0)))
+                edges.append((v.grad_fn, v._output_nr))
             else:
                 edges.append((grad_accumulator(v), 0))
             slots.append(((v._shape, v.dtype),))
@@ -317,11 +317,19 @@ def _edges(d, env):
 
 def _saved(d, env):
     out = {}
+    meta = d.meta_only
     for k in d.save:
-        if k in env:
-            v = env[k]
-            out[k] = TensorMeta(v) if k in d.meta_only and isinstance(v, Tensor) else _save(v)
+        v = env[k]
+        if v is None or v.__class__ in _PLAIN:
+            out[k] = v
+        elif isinstance(v, Tensor):
+            out[k] = TensorMeta(v) if k in meta else SavedTensor(v)
+        else:
+            out[k] = _save(v)
     return out
+
+
+_PLAIN = (int, float, bool, str)
 
 
 def _attach(d, saved, edges, slots, result):
@@ -340,10 +348,7 @@ def _attach(d, saved, edges, slots, result):
         if _is_float(o):
             o.grad_fn = node
             o._requires_grad = True
-            if i:
-                o.__dict__["_output_nr"] = i
-            elif "_output_nr" in o.__dict__:
-                del o.__dict__["_output_nr"]
+            o._output_nr = i
     if anomaly_mode._enabled:
         anomaly_mode.record_trace(node)
     return result
