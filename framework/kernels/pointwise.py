@@ -46,7 +46,9 @@ import triton
 import triton.language as tl
 
 from .. import _dtype
-from .pointwise_ops import BINARY, FLOAT, INT, INT_BOOL, NUM, TERNARY, UNARY
+from .._ops import alloc
+from .pointwise_ops import (BINARY, FLOAT, INT, INT_BOOL, INT_DIVISION, NUM, PER_DTYPE,
+                            TERNARY, UNARY)
 
 MAX_DIMS = 8
 BLOCK = 1024  # elements per program: a power of two, 8 per thread at 4 warps
@@ -109,13 +111,16 @@ def _unary_kernel(out, x, n, shape, so, sx, p0, p1, p2, OP: tl.constexpr,
 
 
 @triton.jit
-def _binary_kernel(out, a, b, n, shape, so, sa, sb, p0, p1, p2, OP: tl.constexpr,
+def _binary_kernel(out, a, b, n, shape, so, sa, sb, p0, p1, p2, flag, OP: tl.constexpr,
                    NDIM: tl.constexpr, CONTIG: tl.constexpr, IDX64: tl.constexpr,
-                   BLOCK: tl.constexpr):
+                   BLOCK: tl.constexpr, ZERO_FLAG: tl.constexpr):
+    """ZERO_FLAG: set flag[0] to 1 if any divisor b is 0 (integer division)."""
     i, mask = _index(n, BLOCK, IDX64)
     p0, p1, p2 = _params(p0, p1, p2)
     va = _up(tl.load(a + _offset(i, shape, sa, NDIM, CONTIG), mask=mask))
     vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask))
+    if ZERO_FLAG:
+        tl.atomic_max(flag, tl.max((mask & (vb == 0)).to(tl.int32), axis=0))
     r = OP(va, vb, p0, p1, p2)
     tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(r, out.dtype.element_ty), mask=mask)
 
@@ -143,36 +148,24 @@ def _params(p0, p1, p2):
 
 # ---- host side ------------------------------------------------------------------------
 
-def _dtype_name(t):
-    return str(t.dtype).rsplit(".", 1)[-1]
-
-
 def _check(kernel, table, t):
-    """NotImplementedError for a dtype the op does not take, as the CPU kernels raise."""
-    if kernel not in table:
-        raise NotImplementedError(f"pointwise kernel \"{kernel}\" has no Triton version yet")
+    """The op's function; NotImplementedError for a dtype the op does not take, as the CPU
+    kernels raise."""
     fn, allowed = table[kernel]
-    name = _dtype_name(t)
+    name = t.dtype.name
     is_float = name in ("float16", "bfloat16", "float32", "float64")
     is_bool = name == "bool"
     if ((allowed == FLOAT and not is_float) or (allowed == NUM and is_bool)
             or (allowed == INT_BOOL and is_float) or (allowed == INT and (is_float or is_bool))):
         # PyTorch's CUDA kernels name themselves "<op>_cuda" in this message
         raise NotImplementedError(f"\"{kernel}_cuda\" not implemented for '{type_name(name)}'")
-    return fn
+    return PER_DTYPE.get((kernel, name), fn)
 
 
 def type_name(name):
     """PyTorch's name of a dtype in kernel errors ('Float', 'Bool', 'Long', ...)."""
     dt = _dtype._NAMES.get(name)
     return dt.scalar_name if dt is not None else name
-
-
-def _shape_stride(t):
-    shape = getattr(t, "_shape", None)
-    if shape is None:
-        return tuple(t.shape), tuple(t.stride())
-    return tuple(shape), tuple(t._stride)
 
 
 def collapse(shape, strides):
@@ -200,13 +193,15 @@ def _params_bits(*ps):
     return [struct.unpack("<q", struct.pack("<d", float(p)))[0] for p in ps]
 
 
-def _launch(kernel_fn, op, out, inputs, in_strides, ps):
-    shape, so = _shape_stride(out)
+def _launch(kernel_fn, op, out, inputs, in_strides, ps, **extra):
+    """Launches ``kernel_fn`` over out's elements; returns False if there are none.
+    ``extra``: further kernel arguments (the binary kernel's flag)."""
+    shape, so = out._shape, out._stride
     n = 1
     for s in shape:
         n *= s
     if n == 0:
-        return
+        return False
     shape, strides = collapse(shape, [so] + [tuple(s) for s in in_strides])
     ndim = len(shape)
     if ndim > MAX_DIMS:
@@ -217,22 +212,34 @@ def _launch(kernel_fn, op, out, inputs, in_strides, ps):
     idx64 = extent + BLOCK >= _INT32_LIMIT  # the last program's indices run past n
     grid = (triton.cdiv(n, BLOCK),)
     kernel_fn[grid](out, *inputs, n, shape, *strides, *_params_bits(*ps), OP=op, NDIM=ndim,
-                    CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)
+                    CONTIG=contig, IDX64=idx64, BLOCK=BLOCK, **extra)
+    return True
 
 
 def unary(kernel, out, x, x_stride, p0=0.0, p1=0.0, p2=0.0):
     op = _check(kernel, UNARY, x)
+    if kernel == "round_decimals":
+        p1 = 10.0 ** abs(p0)  # the scale, as the CPU computes it in float64
     _launch(_unary_kernel, op, out, (x,), (x_stride,), (p0, p1, p2))
 
 
 def binary(kernel, out, a, a_stride, b, b_stride, p0=0.0, p1=0.0, p2=0.0):
     op = _check(kernel, BINARY, a)
-    _launch(_binary_kernel, op, out, (a, b), (a_stride, b_stride), (p0, p1, p2))
+    if kernel in INT_DIVISION and not a.dtype.is_floating_point:
+        device = out._storage.device
+        flag = alloc.empty((1,), _dtype.int32, device)
+        alloc.backend(device).copy.fill(flag, 0)
+        if (_launch(_binary_kernel, op, out, (a, b), (a_stride, b_stride), (p0, p1, p2),
+                    flag=flag, ZERO_FLAG=True) and flag.item()):
+            raise RuntimeError("ZeroDivisionError")  # as the CPU kernels and PyTorch's CPU
+    else:
+        _launch(_binary_kernel, op, out, (a, b), (a_stride, b_stride), (p0, p1, p2),
+                flag=None, ZERO_FLAG=False)
 
 
 def ternary(kernel, out, a, a_stride, b, b_stride, c, c_stride, p0=0.0):
     if kernel == "where":
-        if _dtype_name(a) != "bool":
+        if a.dtype.name != "bool":
             raise RuntimeError("where expected condition to be a boolean tensor")
         op = _check(kernel, TERNARY, b)
     else:
