@@ -129,21 +129,50 @@ def _erfc64(x):
 
 
 @triton.jit
+def _exponent64(x):
+    """The biased binary exponent of a finite float64 x >= 0 (subnormals below 1)."""
+    f = (x.to(tl.int64, bitcast=True) >> 52) & 0x7FF
+    fs = ((x * 18014398509481984.0).to(tl.int64, bitcast=True) >> 52) & 0x7FF  # x * 2^54
+    return tl.where(f == 0, fs - 54, f)
+
+
+@triton.jit
+def _pow2_64(k):
+    """2^k as a float64 for integer 0 <= k <= 1023."""
+    return ((k + 1023) << 52).to(tl.float64, bitcast=True)
+
+
+@triton.jit
+def _fmod_step(r, b, k):
+    """r mod (b 2^k) for r, b >= 0 with r / (b 2^k) < 2^53: exact (an fma; the rounded
+    quotient is at most one too big)."""
+    k1 = k // 2
+    bs = b * _pow2_64(k1) * _pow2_64(k - k1)
+    q = tl.floor(r / bs)
+    r = tl.fma(-q, bs, r)
+    return tl.where(r < 0, r + bs, r)
+
+
+@triton.jit
 def _fmod64(a, b):
-    """C fmod in float64: q = trunc(a / b), r = a - q b in one rounding (an fma), and a step
-    back when the rounded quotient overshot. Exact while |a / b| < 2^53."""
+    """C fmod in float64, exact: |a| is reduced modulo |b| 2^k, 52 bits of the exponent gap
+    per step (one step unless |a / b| >= 2^53), then modulo |b|; the sign of a."""
     a = _f64(a)
     b = _f64(b)
-    q = a / b
-    q = tl.where(q < 0, tl.ceil(q), tl.floor(q))
-    r = tl.fma(-q, b, a)
-    ab = tl.abs(b)
-    r = tl.where((r != 0) & (_signbit(r) != _signbit(a)), r + tl.where(_signbit(a), -ab, ab), r)
-    r = tl.where(tl.abs(r) >= ab, r - tl.where(_signbit(a), -ab, ab), r)
-    r = tl.where(r == 0, _copysign(tl.zeros_like(r), a), r)  # fmod(-4, 2) = -0.
     inf = float("inf")
-    r = tl.where((ab == inf) & (tl.abs(a) < inf), a, r)  # fmod(x, inf) = x
-    return tl.where((b == 0) | (tl.abs(a) == inf) | (a != a) | (b != b), float("nan"), r)
+    ab = tl.abs(b)
+    aa = tl.abs(a)
+    finite = (ab > 0) & (ab < inf) & (aa < inf)
+    r = tl.where(finite, aa, 0.0)
+    bb = tl.where(finite, ab, 1.0)
+    eb = _exponent64(bb)
+    k = tl.maximum(_exponent64(r) - eb - 52, 0)
+    while tl.max(k, axis=0) > 0:
+        r = _fmod_step(r, bb, k)
+        k = tl.maximum(_exponent64(r) - eb - 52, 0)
+    r = _copysign(_fmod_step(r, bb, k), a)
+    r = tl.where((ab == inf) & (aa < inf), a, r)  # fmod(x, inf) = x
+    return tl.where((b == 0) | (aa == inf) | (a != a) | (b != b), float("nan"), r)
 
 
 @triton.jit
@@ -177,7 +206,7 @@ def _pow64(x, y):
     mag = tl.where(small, sq, mag)
     mag = tl.where(ax == 1.0, 1.0, mag)  # 1 ** inf, (-1) ** inf
     r = tl.where(y_odd & _signbit(x), -mag, mag)
-    r = tl.where((x < 0) & ~y_int & (tl.abs(y) < inf), float("nan"), r)
+    r = tl.where((x < 0) & (x > -inf) & ~y_int & (tl.abs(y) < inf), float("nan"), r)
     r = tl.where((x != x) | (y != y), float("nan"), r)
     return tl.where((y == 0) | (x == 1.0), 1.0, r)
 
