@@ -3,9 +3,8 @@
 Each op is a small scalar ``@triton.jit`` function of its operands and the three float
 parameters p0, p1, p2 (pointwise_ops.py: ``_add(a, b, p0, p1, p2) = a + p0 * b``), listed
 with the dtypes it takes in pointwise_ops.UNARY/BINARY/TERNARY under the CPU backend's
-kernel names. ``_unary_kernel``,
-``_binary_kernel`` and ``_ternary_kernel`` take that function as a ``tl.constexpr`` and
-wrap it in the memory access: each program handles BLOCK elements of the flattened output
+kernel names. ``_unary_kernel``, ``_binary_kernel`` and ``_ternary_kernel`` take that
+function as a ``tl.constexpr`` and wrap it in the memory access: each program handles BLOCK elements of the flattened output
 index space. The host first merges dims that are contiguous in every operand and drops
 size-1 dims (like native/common.h's Nest), so most launches are 1-d; when every operand
 is then contiguous (stride 1) the kernel skips the index math (CONTIG). Otherwise the
@@ -21,24 +20,50 @@ passed as the bits of a float64 so that float64 ops see them exactly (a Python f
 argument would be typed float32 by Triton), and cast to the compute dtype in the op like
 the CPU's ``from_param`` (integers truncate).
 
-The launchers have the signatures of framework/_cpu/pointwise.py. Tensor arguments
-(out, x, a, b, c) must expose what Triton needs of a pointer argument: ``data_ptr()``
-(the address of element 0 of the view) and ``dtype`` (a dtype Triton can name); the
-launchers also read ``_shape``/``_stride`` (framework tensors) or ``shape``/``stride()``
-(torch tensors) of ``out``; input strides are the explicit ``*_stride`` arguments, in
-elements, already expanded to out's shape (0 where broadcast). On a GPU Triton reads
-only ``data_ptr()`` and ``str(dtype)`` (its last dotted part: "framework.float32" works).
-Under TRITON_INTERPRET=1, Triton's interpreter also copies every tensor argument's storage
-through torch's API (``untyped_storage()``, ``new_empty``, ``set_``), so framework tensors
-need an adapter there (issue 3, item 6); the tests use torch CPU tensors.
+The launchers have the signatures of framework/_cpu/pointwise.py and take framework
+tensors (cuda): Triton reads ``data_ptr()`` (the address of element 0 of the view) and the
+dtype of each tensor argument; the launchers read ``_shape``/``_stride`` of ``out``; input
+strides are the explicit ``*_stride`` arguments, in elements, already expanded to out's
+shape (0 where broadcast).
 
-Known differences from the CPU kernels: exp/log/sin/cos/erf use Triton's core math
-(fast hardware approximations on a GPU for float32, a few ulp off the CPU's and worse for
-large |x| in sin/cos; libdevice is not available in the interpreter); tanh is computed in
-float64 from exp; log1p/expm1 use the Goldberg/Kahan tricks on log/exp.
-Not yet here (the CPU has them): unary pow_scalar, asin, acos, atan, sinh, cosh, asinh,
-acosh, atanh, sinc, erfc, erfinv, round_decimals; binary div_trunc, div_floor, remainder,
-fmod, pow, atan2, ldexp, nextafter. More than MAX_DIMS dims that do not merge raise RuntimeError.
+The ops (pointwise_ops.UNARY/BINARY/TERNARY, every kernel of the CPU tables):
+unary neg abs sign signbit reciprocal deg2rad rad2deg bitwise_not logical_not exp exp2
+expm1 log log2 log10 log1p sqrt rsqrt pow_scalar sin cos tan asin acos atan sinh cosh tanh
+asinh acosh atanh sinc erf erfc erfinv sigmoid logit floor ceil trunc frac round
+round_decimals isnan isinf isposinf isneginf isfinite nan_to_num clamp threshold relu gelu
+gelu_tanh silu mish softplus elu leaky_relu hardsigmoid hardswish; binary add sub mul div
+div_trunc div_floor remainder fmod pow atan2 hypot copysign ldexp xlogy logaddexp
+logaddexp2 nextafter lerp maximum minimum fmax fmin eq ne lt le gt ge logical_and/or/xor
+isclose heaviside bitwise_and/or/xor lshift rshift; ternary where lerp addcmul addcdiv
+clamp.
+
+Integer division (div_trunc, div_floor, remainder, fmod) by zero raises RuntimeError
+"ZeroDivisionError" like the CPU kernels (PyTorch's CUDA kernels give unspecified values):
+the kernel replaces zero divisors by 1 and sets a flag in a 1-element int32 tensor, which
+the launcher reads after the launch, so those launches synchronise with the device.
+Floor division and remainder of negative integers follow Python (PyTorch), MIN // -1 wraps,
+integer pow is by squaring (wrapping; negative exponents give 0 except for bases 1, -1).
+
+Accuracy and known differences from the CPU kernels:
+- sqrt, rsqrt, hypot and divisions are IEEE (tl.sqrt_rn / tl.div_rn in float32; float64
+  tl.sqrt and / are IEEE); tl.sqrt_rn and tl.div_rn take only float32.
+- exp/log/sin/cos/erf use Triton's core math (fast hardware approximations on a GPU for
+  float32, a few ulp off the CPU's and worse for large |x| in sin/cos; libdevice is not
+  available in the interpreter); tanh is computed in float64 from exp; log1p/expm1 use the
+  Goldberg/Kahan tricks on log/exp.
+- asin, acos, atan, atan2 (Cephes atan), sinh, cosh, asinh, acosh, atanh, sinc, erfc
+  (1 - erf below 2, a continued fraction above), erfinv (the CPU's algorithm) and float pow
+  (C99 special values; integer exponents up to 64 by squaring, else exp(y log|x|)) are
+  computed in float64 from exp/log/sqrt/erf whatever the float dtype: float32 results are
+  then nearly correctly rounded (sinc(n) of a float32 integer n is ~1e-17, where the CPU
+  gives sin(pi_f32 n) / (pi_f32 n) ~ 1e-8); float64 ones are within about 1e-14 relative
+  (pow: |y log x| ulp, under 1e-13).
+- fmod (and the float paths of remainder and div_floor) is exact for every quotient: |a|
+  is reduced modulo |b| 2^k in float64, 52 bits of the exponent gap per loop step.
+- nextafter of float16/bfloat16 steps the 16-bit patterns, as the CPU's. Triton's
+  interpreter converts float32 to bfloat16 with subnormals flushed, so there bfloat16
+  subnormal results (nextafter(0, 1)) are stored as 0; a GPU keeps them.
+More than MAX_DIMS dims that do not merge raise RuntimeError.
 """
 import struct
 

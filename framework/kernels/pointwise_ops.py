@@ -6,7 +6,12 @@ floats, else the operands' dtype); pointwise.py wraps it in the N-d strided kern
 arity and rounds the result to the output dtype. The formulas follow the CPU kernels
 (native/pointwise_{unary,binary,ternary}.cpp) line for line where they differ from the
 naive ones: NaN propagation in maximum/minimum/clamp, the two-sided lerp, abs(-0.) = 0.,
-integer parameters truncated like ``from_param``.
+integer parameters truncated like ``from_param``, Python's floor division and remainder.
+The functions that Triton lacks (atan, erfc, pow, an exact fmod, ...) are built here in
+float64 from exp/log/sqrt/erf/fma and bit operations (the ``*64`` helpers); Python float
+constants are typed float64 only next to a float64 tensor (a ``where`` of two Python
+floats would be float32). PER_DTYPE holds the versions an op needs for one dtype
+(nextafter of 16-bit floats).
 """
 import triton
 import triton.language as tl
