@@ -4,13 +4,13 @@ Each op is a small scalar ``@triton.jit`` function of its operands and the three
 parameters p0, p1, p2 (pointwise_ops.py: ``_add(a, b, p0, p1, p2) = a + p0 * b``), listed
 with the dtypes it takes in pointwise_ops.UNARY/BINARY/TERNARY under the CPU backend's
 kernel names. ``_unary_kernel``, ``_binary_kernel`` and ``_ternary_kernel`` take that
-function as a ``tl.constexpr`` and wrap it in the memory access: each program handles BLOCK elements of the flattened output
-index space. The host first merges dims that are contiguous in every operand and drops
-size-1 dims (like native/common.h's Nest), so most launches are 1-d; when every operand
-is then contiguous (stride 1) the kernel skips the index math (CONTIG). Otherwise the
-linear index is unravelled into up to MAX_DIMS coordinates and each operand's offset
-comes from its own strides (0 on broadcast dims). Offsets are int64 when an index or an
-offset may reach 2**31 (IDX64), int32 otherwise.
+function as a ``tl.constexpr`` and wrap it in the memory access: each program handles
+BLOCK elements of the flattened output index space. The host first merges dims that are
+contiguous in every operand and drops size-1 dims (like native/common.h's Nest), so most
+launches are 1-d; when every operand is then contiguous (stride 1) the kernel skips the
+index math (CONTIG). Otherwise the linear index is unravelled into up to MAX_DIMS
+coordinates and each operand's offset comes from its own strides (0 on broadcast dims).
+Offsets are int64 when an index or an offset may reach 2**31 (IDX64), int32 otherwise.
 
 dtypes: float16 and bfloat16 operands are computed in float32 (upcast on load, rounded
 once on store); float32 and float64 compute in their own type; integer and bool operands

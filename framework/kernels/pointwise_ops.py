@@ -475,8 +475,8 @@ def _div_floor(a, b, p0, p1, p2):
         q = _int_div(a, b)
         if a.dtype.is_int_signed():
             bz = _nonzero(b)
-            fix = (bz != -1) & ((a < 0) != (bz < 0)) & (a % tl.where(bz == -1, 1, bz).to(b.dtype) != 0)
-            q = tl.where(fix, q - 1, q)
+            inexact = a % tl.where(bz == -1, 1, bz).to(b.dtype) != 0
+            q = tl.where((bz != -1) & ((a < 0) != (bz < 0)) & inexact, q - 1, q)
         r = q
     return r
 
