@@ -44,11 +44,12 @@ def _log1p(x):
 
 @triton.jit
 def _expm1(x):
-    """exp(x) - 1 accurate near 0 from exp and log (Kahan: (u - 1) * x / log(u))."""
+    """exp(x) - 1 accurate near 0 from exp and log (Kahan: (u - 1) * x / log(u) for
+    |x| < 1, where u - 1 cancels; u - 1 beyond, where (u - 1) * x could overflow)."""
     u = tl.exp(x)
     r = tl.where(u == 1.0, x, _fdiv((u - 1.0) * x, tl.log(u)))
-    r = tl.where(u - 1.0 == -1.0, -1.0, r)
-    return tl.where(u == float("inf"), u, r)
+    r = tl.where(tl.abs(x) < 1.0, r, u - 1.0)
+    return tl.where(x != x, x, r)
 
 
 @triton.jit
