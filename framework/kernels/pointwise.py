@@ -60,9 +60,10 @@ Accuracy and known differences from the CPU kernels:
   (pow: |y log x| ulp, under 1e-13).
 - fmod (and the float paths of remainder and div_floor) is exact for every quotient: |a|
   is reduced modulo |b| 2^k in float64, 52 bits of the exponent gap per loop step.
-- nextafter of float16/bfloat16 steps the 16-bit patterns, as the CPU's. Triton's
-  interpreter converts float32 to bfloat16 with subnormals flushed, so there bfloat16
-  subnormal results (nextafter(0, 1)) are stored as 0; a GPU keeps them.
+- nextafter of float16/bfloat16 steps the 16-bit patterns, as the CPU's.
+- bfloat16 is loaded by a shift and stored by rounding the float32 bits (``_up``,
+  ``_down``): the same bits as a GPU's conversions, where Triton's interpreter's own
+  conversion flushes subnormals.
 More than MAX_DIMS dims that do not merge raise RuntimeError.
 """
 import struct
@@ -82,8 +83,11 @@ _INT32_LIMIT = 2**31
 
 @triton.jit
 def _up(x):
-    """16-bit floats compute in float32."""
-    if x.dtype.is_fp16() or x.dtype.is_bf16():
+    """16-bit floats compute in float32. bfloat16 is the high half of a float32: widened
+    by a shift (exact; Triton's interpreter flushes bfloat16 subnormals in its conversion)."""
+    if x.dtype.is_bf16():
+        x = (x.to(tl.int16, bitcast=True).to(tl.int32) << 16).to(tl.float32, bitcast=True)
+    elif x.dtype.is_fp16():
         x = x.to(tl.float32)
     return x
 
@@ -91,10 +95,19 @@ def _up(x):
 @triton.jit
 def _down(x, ty: tl.constexpr):
     """x converted to the output's element type; 16-bit floats are reached through float32
-    (Triton's interpreter converts float64 and integers to bfloat16 wrongly)."""
+    (Triton's interpreter converts float64 and integers to bfloat16 wrongly), bfloat16 by
+    rounding the float32 bits to nearest even (the interpreter's conversion flushes
+    subnormals; a GPU's cvt.rn.bf16.f32 gives the same bits)."""
     if (ty == tl.float16 or ty == tl.bfloat16) and x.dtype != tl.float32:
         x = x.to(tl.float32)
-    return x.to(ty)
+    if ty == tl.bfloat16:
+        bits = x.to(tl.int32, bitcast=True)
+        r = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        r = tl.where(x != x, 0x7FC0, r)  # NaN stays a quiet NaN
+        y = r.to(tl.int16).to(tl.bfloat16, bitcast=True)
+    else:
+        y = x.to(ty)
+    return y
 
 
 # ---- the generic kernels --------------------------------------------------------------
