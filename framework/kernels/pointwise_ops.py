@@ -520,11 +520,12 @@ def _pow(a, b, p0, p1, p2):
     if a.dtype.is_floating():
         r = _pow64(a, b).to(a.dtype)
     else:
+        bits: tl.constexpr = a.dtype.primitive_bitwidth
         one = tl.full(a.shape, 1, a.dtype)
         res = one
         base = a
         e = b
-        for _ in tl.static_range(a.dtype.primitive_bitwidth):
+        for _ in tl.static_range(bits):
             res = tl.where((e & 1) != 0, res * base, res)
             base = base * base
             e = e >> 1

@@ -21,8 +21,8 @@ exactly. How the words become values (the same formulas as native/random.cpp):
 Sums of products are written as explicit ``tl.fma`` (``std::fma`` in C++) so neither
 compiler's contraction choices change a bit, and negation as ``0 - x``. Only log_normal_
 uses the device's ``exp``: its float64 results may differ from the CPU in the last bit.
-Kernels write a contiguous output of ``n`` elements; strided outputs are the launcher's
-caller's business.
+Kernels write a contiguous output of ``n`` elements; the launchers fill strided outputs
+through a contiguous buffer (alloc.empty, then the copy kernel).
 """
 import triton
 import triton.language as tl
