@@ -3,15 +3,14 @@
 Each op is a small scalar ``@triton.jit`` function of its operands and the three float
 parameters p0, p1, p2 (pointwise_ops.py: ``_add(a, b, p0, p1, p2) = a + p0 * b``), listed
 with the dtypes it takes in pointwise_ops.UNARY/BINARY/TERNARY under the CPU backend's
-kernel names. ``_unary_kernel``,
-``_binary_kernel`` and ``_ternary_kernel`` take that function as a ``tl.constexpr`` and
-wrap it in the memory access: each program handles BLOCK elements of the flattened output
-index space. The host first merges dims that are contiguous in every operand and drops
-size-1 dims (like native/common.h's Nest), so most launches are 1-d; when every operand
-is then contiguous (stride 1) the kernel skips the index math (CONTIG). Otherwise the
-linear index is unravelled into up to MAX_DIMS coordinates and each operand's offset
-comes from its own strides (0 on broadcast dims). Offsets are int64 when an index or an
-offset may reach 2**31 (IDX64), int32 otherwise.
+kernel names. ``_unary_kernel``, ``_binary_kernel`` and ``_ternary_kernel`` take that
+function as a ``tl.constexpr`` and wrap it in the memory access: each program handles
+BLOCK elements of the flattened output index space. The host first merges dims that are
+contiguous in every operand and drops size-1 dims (like native/common.h's Nest), so most
+launches are 1-d; when every operand is then contiguous (stride 1) the kernel skips the
+index math (CONTIG). Otherwise the linear index is unravelled into up to MAX_DIMS
+coordinates and each operand's offset comes from its own strides (0 on broadcast dims).
+Offsets are int64 when an index or an offset may reach 2**31 (IDX64), int32 otherwise.
 
 dtypes: float16 and bfloat16 operands are computed in float32 (upcast on load, rounded
 once on store); float32 and float64 compute in their own type; integer and bool operands
@@ -21,24 +20,51 @@ passed as the bits of a float64 so that float64 ops see them exactly (a Python f
 argument would be typed float32 by Triton), and cast to the compute dtype in the op like
 the CPU's ``from_param`` (integers truncate).
 
-The launchers have the signatures of framework/_cpu/pointwise.py. Tensor arguments
-(out, x, a, b, c) must expose what Triton needs of a pointer argument: ``data_ptr()``
-(the address of element 0 of the view) and ``dtype`` (a dtype Triton can name); the
-launchers also read ``_shape``/``_stride`` (framework tensors) or ``shape``/``stride()``
-(torch tensors) of ``out``; input strides are the explicit ``*_stride`` arguments, in
-elements, already expanded to out's shape (0 where broadcast). On a GPU Triton reads
-only ``data_ptr()`` and ``str(dtype)`` (its last dotted part: "framework.float32" works).
-Under TRITON_INTERPRET=1, Triton's interpreter also copies every tensor argument's storage
-through torch's API (``untyped_storage()``, ``new_empty``, ``set_``), so framework tensors
-need an adapter there (issue 3, item 6); the tests use torch CPU tensors.
+The launchers have the signatures of framework/_cpu/pointwise.py and take framework
+tensors (cuda): Triton reads ``data_ptr()`` (the address of element 0 of the view) and the
+dtype of each tensor argument; the launchers read ``_shape``/``_stride`` of ``out``; input
+strides are the explicit ``*_stride`` arguments, in elements, already expanded to out's
+shape (0 where broadcast).
 
-Known differences from the CPU kernels: exp/log/sin/cos/erf use Triton's core math
-(fast hardware approximations on a GPU for float32, a few ulp off the CPU's and worse for
-large |x| in sin/cos; libdevice is not available in the interpreter); tanh is computed in
-float64 from exp; log1p/expm1 use the Goldberg/Kahan tricks on log/exp.
-Not yet here (the CPU has them): unary pow_scalar, asin, acos, atan, sinh, cosh, asinh,
-acosh, atanh, sinc, erfc, erfinv, round_decimals; binary div_trunc, div_floor, remainder,
-fmod, pow, atan2, ldexp, nextafter. More than MAX_DIMS dims that do not merge raise RuntimeError.
+The ops (pointwise_ops.UNARY/BINARY/TERNARY, every kernel of the CPU tables):
+unary neg abs sign signbit reciprocal deg2rad rad2deg bitwise_not logical_not exp exp2
+expm1 log log2 log10 log1p sqrt rsqrt pow_scalar sin cos tan asin acos atan sinh cosh tanh
+asinh acosh atanh sinc erf erfc erfinv sigmoid logit floor ceil trunc frac round
+round_decimals isnan isinf isposinf isneginf isfinite nan_to_num clamp threshold relu gelu
+gelu_tanh silu mish softplus elu leaky_relu hardsigmoid hardswish; binary add sub mul div
+div_trunc div_floor remainder fmod pow atan2 hypot copysign ldexp xlogy logaddexp
+logaddexp2 nextafter lerp maximum minimum fmax fmin eq ne lt le gt ge logical_and/or/xor
+isclose heaviside bitwise_and/or/xor lshift rshift; ternary where lerp addcmul addcdiv
+clamp.
+
+Integer division (div_trunc, div_floor, remainder, fmod) by zero raises RuntimeError
+"ZeroDivisionError" like the CPU kernels (PyTorch's CUDA kernels give unspecified values):
+the kernel replaces zero divisors by 1 and sets a flag in a 1-element int32 tensor, which
+the launcher reads after the launch, so those launches synchronise with the device.
+Floor division and remainder of negative integers follow Python (PyTorch), MIN // -1 wraps,
+integer pow is by squaring (wrapping; negative exponents give 0 except for bases 1, -1).
+
+Accuracy and known differences from the CPU kernels:
+- sqrt, rsqrt, hypot and divisions are IEEE (tl.sqrt_rn / tl.div_rn in float32; float64
+  tl.sqrt and / are IEEE); tl.sqrt_rn and tl.div_rn take only float32.
+- exp/log/sin/cos/erf use Triton's core math (fast hardware approximations on a GPU for
+  float32, a few ulp off the CPU's and worse for large |x| in sin/cos; libdevice is not
+  available in the interpreter); tanh is computed in float64 from exp; log1p/expm1 use the
+  Goldberg/Kahan tricks on log/exp.
+- asin, acos, atan, atan2 (Cephes atan), sinh, cosh, asinh, acosh, atanh, sinc, erfc
+  (1 - erf below 2, a continued fraction above), erfinv (the CPU's algorithm) and float pow
+  (C99 special values; integer exponents up to 64 by squaring, else exp(y log|x|)) are
+  computed in float64 from exp/log/sqrt/erf whatever the float dtype: float32 results are
+  then nearly correctly rounded (sinc(n) of a float32 integer n is ~1e-17, where the CPU
+  gives sin(pi_f32 n) / (pi_f32 n) ~ 1e-8); float64 ones are within about 1e-14 relative
+  (pow: |y log x| ulp, under 1e-13).
+- fmod (and the float paths of remainder and div_floor) is exact for every quotient: |a|
+  is reduced modulo |b| 2^k in float64, 52 bits of the exponent gap per loop step.
+- nextafter of float16/bfloat16 steps the 16-bit patterns, as the CPU's.
+- bfloat16 is loaded by a shift and stored by rounding the float32 bits (``_up``,
+  ``_down``): the same bits as a GPU's conversions, where Triton's interpreter's own
+  conversion flushes subnormals.
+More than MAX_DIMS dims that do not merge raise RuntimeError.
 """
 import struct
 
@@ -46,7 +72,9 @@ import triton
 import triton.language as tl
 
 from .. import _dtype
-from .pointwise_ops import BINARY, FLOAT, INT, INT_BOOL, NUM, TERNARY, UNARY
+from .._ops import alloc
+from .pointwise_ops import (BINARY, FLOAT, INT, INT_BOOL, INT_DIVISION, NUM, PER_DTYPE,
+                            TERNARY, UNARY)
 
 MAX_DIMS = 8
 BLOCK = 1024  # elements per program: a power of two, 8 per thread at 4 warps
@@ -55,8 +83,11 @@ _INT32_LIMIT = 2**31
 
 @triton.jit
 def _up(x):
-    """16-bit floats compute in float32."""
-    if x.dtype.is_fp16() or x.dtype.is_bf16():
+    """16-bit floats compute in float32. bfloat16 is the high half of a float32: widened
+    by a shift (exact; Triton's interpreter flushes bfloat16 subnormals in its conversion)."""
+    if x.dtype.is_bf16():
+        x = (x.to(tl.int16, bitcast=True).to(tl.int32) << 16).to(tl.float32, bitcast=True)
+    elif x.dtype.is_fp16():
         x = x.to(tl.float32)
     return x
 
@@ -64,10 +95,19 @@ def _up(x):
 @triton.jit
 def _down(x, ty: tl.constexpr):
     """x converted to the output's element type; 16-bit floats are reached through float32
-    (Triton's interpreter converts float64 and integers to bfloat16 wrongly)."""
+    (Triton's interpreter converts float64 and integers to bfloat16 wrongly), bfloat16 by
+    rounding the float32 bits to nearest even (the interpreter's conversion flushes
+    subnormals; a GPU's cvt.rn.bf16.f32 gives the same bits)."""
     if (ty == tl.float16 or ty == tl.bfloat16) and x.dtype != tl.float32:
         x = x.to(tl.float32)
-    return x.to(ty)
+    if ty == tl.bfloat16:
+        bits = x.to(tl.int32, bitcast=True)
+        r = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        r = tl.where(x != x, 0x7FC0, r)  # NaN stays a quiet NaN
+        y = r.to(tl.int16).to(tl.bfloat16, bitcast=True)
+    else:
+        y = x.to(ty)
+    return y
 
 
 # ---- the generic kernels --------------------------------------------------------------
@@ -109,13 +149,16 @@ def _unary_kernel(out, x, n, shape, so, sx, p0, p1, p2, OP: tl.constexpr,
 
 
 @triton.jit
-def _binary_kernel(out, a, b, n, shape, so, sa, sb, p0, p1, p2, OP: tl.constexpr,
+def _binary_kernel(out, a, b, n, shape, so, sa, sb, p0, p1, p2, flag, OP: tl.constexpr,
                    NDIM: tl.constexpr, CONTIG: tl.constexpr, IDX64: tl.constexpr,
-                   BLOCK: tl.constexpr):
+                   BLOCK: tl.constexpr, ZERO_FLAG: tl.constexpr):
+    """ZERO_FLAG: set flag[0] to 1 if any divisor b is 0 (integer division)."""
     i, mask = _index(n, BLOCK, IDX64)
     p0, p1, p2 = _params(p0, p1, p2)
     va = _up(tl.load(a + _offset(i, shape, sa, NDIM, CONTIG), mask=mask))
     vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask))
+    if ZERO_FLAG:
+        tl.atomic_max(flag, tl.max((mask & (vb == 0)).to(tl.int32), axis=0))
     r = OP(va, vb, p0, p1, p2)
     tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(r, out.dtype.element_ty), mask=mask)
 
@@ -143,36 +186,24 @@ def _params(p0, p1, p2):
 
 # ---- host side ------------------------------------------------------------------------
 
-def _dtype_name(t):
-    return str(t.dtype).rsplit(".", 1)[-1]
-
-
 def _check(kernel, table, t):
-    """NotImplementedError for a dtype the op does not take, as the CPU kernels raise."""
-    if kernel not in table:
-        raise NotImplementedError(f"pointwise kernel \"{kernel}\" has no Triton version yet")
+    """The op's function; NotImplementedError for a dtype the op does not take, as the CPU
+    kernels raise."""
     fn, allowed = table[kernel]
-    name = _dtype_name(t)
+    name = t.dtype.name
     is_float = name in ("float16", "bfloat16", "float32", "float64")
     is_bool = name == "bool"
     if ((allowed == FLOAT and not is_float) or (allowed == NUM and is_bool)
             or (allowed == INT_BOOL and is_float) or (allowed == INT and (is_float or is_bool))):
         # PyTorch's CUDA kernels name themselves "<op>_cuda" in this message
         raise NotImplementedError(f"\"{kernel}_cuda\" not implemented for '{type_name(name)}'")
-    return fn
+    return PER_DTYPE.get((kernel, name), fn)
 
 
 def type_name(name):
     """PyTorch's name of a dtype in kernel errors ('Float', 'Bool', 'Long', ...)."""
     dt = _dtype._NAMES.get(name)
     return dt.scalar_name if dt is not None else name
-
-
-def _shape_stride(t):
-    shape = getattr(t, "_shape", None)
-    if shape is None:
-        return tuple(t.shape), tuple(t.stride())
-    return tuple(shape), tuple(t._stride)
 
 
 def collapse(shape, strides):
@@ -200,13 +231,15 @@ def _params_bits(*ps):
     return [struct.unpack("<q", struct.pack("<d", float(p)))[0] for p in ps]
 
 
-def _launch(kernel_fn, op, out, inputs, in_strides, ps):
-    shape, so = _shape_stride(out)
+def _launch(kernel_fn, op, out, inputs, in_strides, ps, **extra):
+    """Launches ``kernel_fn`` over out's elements; returns False if there are none.
+    ``extra``: further kernel arguments (the binary kernel's flag)."""
+    shape, so = out._shape, out._stride
     n = 1
     for s in shape:
         n *= s
     if n == 0:
-        return
+        return False
     shape, strides = collapse(shape, [so] + [tuple(s) for s in in_strides])
     ndim = len(shape)
     if ndim > MAX_DIMS:
@@ -217,22 +250,34 @@ def _launch(kernel_fn, op, out, inputs, in_strides, ps):
     idx64 = extent + BLOCK >= _INT32_LIMIT  # the last program's indices run past n
     grid = (triton.cdiv(n, BLOCK),)
     kernel_fn[grid](out, *inputs, n, shape, *strides, *_params_bits(*ps), OP=op, NDIM=ndim,
-                    CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)
+                    CONTIG=contig, IDX64=idx64, BLOCK=BLOCK, **extra)
+    return True
 
 
 def unary(kernel, out, x, x_stride, p0=0.0, p1=0.0, p2=0.0):
     op = _check(kernel, UNARY, x)
+    if kernel == "round_decimals":
+        p1 = 10.0 ** abs(p0)  # the scale, as the CPU computes it in float64
     _launch(_unary_kernel, op, out, (x,), (x_stride,), (p0, p1, p2))
 
 
 def binary(kernel, out, a, a_stride, b, b_stride, p0=0.0, p1=0.0, p2=0.0):
     op = _check(kernel, BINARY, a)
-    _launch(_binary_kernel, op, out, (a, b), (a_stride, b_stride), (p0, p1, p2))
+    if kernel in INT_DIVISION and not a.dtype.is_floating_point:
+        device = out._storage.device
+        flag = alloc.empty((1,), _dtype.int32, device)
+        alloc.backend(device).copy.fill(flag, 0)
+        if (_launch(_binary_kernel, op, out, (a, b), (a_stride, b_stride), (p0, p1, p2),
+                    flag=flag, ZERO_FLAG=True) and flag.item()):
+            raise RuntimeError("ZeroDivisionError")  # as the CPU kernels and PyTorch's CPU
+    else:
+        _launch(_binary_kernel, op, out, (a, b), (a_stride, b_stride), (p0, p1, p2),
+                flag=None, ZERO_FLAG=False)
 
 
 def ternary(kernel, out, a, a_stride, b, b_stride, c, c_stride, p0=0.0):
     if kernel == "where":
-        if _dtype_name(a) != "bool":
+        if a.dtype.name != "bool":
             raise RuntimeError("where expected condition to be a boolean tensor")
         op = _check(kernel, TERNARY, b)
     else:

@@ -21,13 +21,15 @@ exactly. How the words become values (the same formulas as native/random.cpp):
 Sums of products are written as explicit ``tl.fma`` (``std::fma`` in C++) so neither
 compiler's contraction choices change a bit, and negation as ``0 - x``. Only log_normal_
 uses the device's ``exp``: its float64 results may differ from the CPU in the last bit.
-Kernels write a contiguous output of ``n`` elements; strided outputs are the launcher's
-caller's business.
+Kernels write a contiguous output of ``n`` elements; the launchers fill strided outputs
+through a contiguous buffer (alloc.empty, then the copy kernel).
 """
-import importlib
-
 import triton
 import triton.language as tl
+
+from .. import _dtype
+from .._ops import alloc
+from .copy import copy
 
 # Distribution kinds of random_fill (same numbers as native/random.cpp).
 UNIFORM, NORMAL, EXPONENTIAL, CAUCHY, LOG_NORMAL, GEOMETRIC = 0, 1, 2, 3, 4, 5
@@ -299,21 +301,26 @@ def _grid(n):
 
 
 # ---- launchers: the cuda backend's random family, same names and arguments as
-# framework/_cpu/random.py. They take torch-like tensors (framework's or torch's); strided
-# outputs are filled through a contiguous buffer.
+# framework/_cpu/random.py. Strided outputs are filled through a contiguous buffer.
+
+def _numel(t):
+    return alloc.numel(t._shape)
+
 
 def _dense(out):
-    return out if out.is_contiguous() else out.new_empty(tuple(out.shape))
+    if out.is_contiguous():
+        return out
+    return alloc.empty(out._shape, out.dtype, out._storage.device)
 
 
 def _back(out, dst):
     if dst is not out:
-        out.copy_(dst)
+        copy(out, dst, dst._stride)
 
 
 def random_fill(out, seed, offset, kind, a, b):
     """Fills ``out`` with distribution ``kind``(a, b); see native/random.cpp (value_of)."""
-    n = out.numel()
+    n = _numel(out)
     if n:
         dst = _dense(out)
         _random_fill_kernel[_grid(n)](dst, n, seed, offset, float(a), float(b), KIND=kind,
@@ -323,7 +330,7 @@ def random_fill(out, seed, offset, kind, a, b):
 
 def random_int(out, seed, offset, low, rng):
     """Fills ``out`` with integers in [low, low + rng); rng 0 means 2**64."""
-    n = out.numel()
+    n = _numel(out)
     if n:
         dst = _dense(out)
         _random_int_kernel[_grid(n)](dst, n, seed, offset, low, max(rng, 1),
@@ -333,7 +340,7 @@ def random_int(out, seed, offset, low, rng):
 
 def bernoulli_scalar(out, seed, offset, p):
     """out = 1 where u53 < p, else 0."""
-    n = out.numel()
+    n = _numel(out)
     if n:
         dst = _dense(out)
         _bernoulli_kernel[_grid(n)](dst, dst, n, seed, offset, float(p), P_TENSOR=False,
@@ -343,10 +350,11 @@ def bernoulli_scalar(out, seed, offset, p):
 
 def bernoulli_tensor(out, p, p_stride, seed, offset):
     """out = 1 where u53 < p[...] (``p_stride``: p's strides broadcast to out's shape)."""
-    n = out.numel()
+    n = _numel(out)
     if n:
         dst = _dense(out)
-        pd = p.as_strided(tuple(out.shape), tuple(p_stride), p.storage_offset()).contiguous()
+        pd = alloc.empty(out._shape, p.dtype, out._storage.device)
+        copy(pd, p, p_stride)  # p in out's logical order
         _bernoulli_kernel[_grid(n)](dst, pd, n, seed, offset, 0.0, P_TENSOR=True, BLOCK=BLOCK)
         _back(out, dst)
 
@@ -354,33 +362,30 @@ def bernoulli_tensor(out, p, p_stride, seed, offset):
 def randperm(out, seed, offset):
     """A random permutation of 0 .. n-1 into the 1-d ``out``: indices stably sorted by their
     64-bit keys (native/random.cpp sorts (key, index) pairs: the same order)."""
-    n = out.shape[0]
+    n = out._shape[0]
     if n:
-        keys = out.new_empty((n,), dtype=_lib_dtype(out, "int64"))
+        keys = alloc.empty((n,), _dtype.int64, out._storage.device)
         _randperm_keys_kernel[_grid(n)](keys, n, seed, offset, BLOCK=BLOCK)
-        out.copy_(keys.sort(stable=True)[1])
+        order = keys.sort(stable=True)[1]
+        copy(out, order, order._stride)
 
 
 def multinomial(out, probs, n_samples, replacement, seed, offset):
     """Samples ``n_samples`` categories per row of the 2-d ``probs`` into the contiguous int64
     ``out`` (rows, n_samples). The caller has checked the probabilities."""
-    rows, cats = probs.shape
+    rows, cats = probs._shape
     if not rows:
         return
-    rs, cs = probs.stride()
+    rs, cs = probs._stride
     if replacement:
         grid = (rows, triton.cdiv(n_samples, BLOCK))
         _multinomial_kernel[grid](out, probs, rs, cs, cats, n_samples, seed, offset, BLOCK=BLOCK)
     else:
-        keys = probs.new_empty((rows, cats), dtype=_lib_dtype(probs, "float64"))
+        keys = alloc.empty((rows, cats), _dtype.float64, probs._storage.device)
         grid = (rows, triton.cdiv(cats, BLOCK))
         _multinomial_keys_kernel[grid](keys, probs, rs, cs, cats, seed, offset, BLOCK=BLOCK)
-        out.copy_(keys.sort(dim=1, stable=True)[1][:, :n_samples])
-
-
-def _lib_dtype(t, name):
-    """A dtype of t's own library (framework or torch) by name, for new_empty."""
-    return getattr(importlib.import_module(type(t).__module__.split(".")[0]), name)
+        first = keys.sort(dim=1, stable=True)[1][:, :n_samples]
+        copy(out, first, first._stride)
 
 
 def philox_words(out, n, seed, offset):
