@@ -13,8 +13,6 @@ constants are typed float64 only next to a float64 tensor (a ``where`` of two Py
 floats would be float32). PER_DTYPE holds the versions an op needs for one dtype
 (nextafter of 16-bit floats).
 """
-import triton
-import triton.language as tl
 
 
 from .pointwise_binary import (  # noqa: F401
