@@ -2,6 +2,8 @@
 many index patterns (hypothesis), plus the error paths and edge cases of the index ops."""
 import warnings
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
@@ -513,7 +515,7 @@ def test_setitem_rejects_non_numbers(device):
     for v in ([1.0, 2.0], (1, 2), None, "a"):
         with pytest.raises(TypeError, match="can't assign a"):
             x[fw.tensor([0, 1])] = v
-    with pytest.raises(TypeError, match="can't assign a list to a framework.FloatTensor"):
+    with pytest.raises(TypeError, match=re.escape(f"can't assign a list to a {x.type()}")):
         x[0:2] = [1.0, 2.0]
 
 

@@ -39,11 +39,14 @@ def _np(t):
 def test_grad_matches_torch(name, fn, shapes, domain, device):
     xs = _inputs(fw, shapes, domain, 1, device)
     ts = _inputs(torch, shapes, domain, 1, "cpu")
-    out, tout = fn(fw, *xs), fn(torch, *ts)
+    with fw.device(device):       # factories inside the cases make tensors on `device`
+        out = fn(fw, *xs)
+    tout = fn(torch, *ts)
     np.testing.assert_allclose(_np(out), tout.detach().numpy(), rtol=1e-9, atol=1e-12)
     w = np.random.default_rng(2).uniform(-1, 1, tuple(tout.shape))
     gw, tw = fw.tensor(w, device=device), torch.tensor(w)
-    g = fw.autograd.grad((out * gw).sum(), xs, create_graph=True)
+    with fw.device(device):
+        g = fw.autograd.grad((out * gw).sum(), xs, create_graph=True)
     tg = torch.autograd.grad((tout * tw).sum(), ts, create_graph=True)
     for a, b in zip(g, tg):
         np.testing.assert_allclose(_np(a), b.detach().numpy(), rtol=1e-7, atol=1e-10)
@@ -79,8 +82,9 @@ SMALL = [c for c in CASES if c[0] in ("mul", "div", "exp", "matmul", "sum_dim", 
 @pytest.mark.parametrize("name,fn,shapes,domain", SMALL, ids=[c[0] for c in SMALL])
 def test_gradcheck_and_gradgradcheck(name, fn, shapes, domain, device):
     xs = _inputs(fw, shapes, domain, 4, device)
-    assert fw.autograd.gradcheck(lambda *a: fn(fw, *a), xs)
-    assert fw.autograd.gradgradcheck(lambda *a: fn(fw, *a), xs)
+    with fw.device(device):
+        assert fw.autograd.gradcheck(lambda *a: fn(fw, *a), xs)
+        assert fw.autograd.gradgradcheck(lambda *a: fn(fw, *a), xs)
 
 
 def test_every_derivative_is_exercised():
