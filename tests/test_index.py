@@ -1,8 +1,7 @@
 """Advanced indexing (getitem / setitem / index_put_) against PyTorch as the oracle over
 many index patterns (hypothesis), plus the error paths and edge cases of the index ops."""
-import warnings
-
 import re
+import warnings
 
 import numpy as np
 import pytest
