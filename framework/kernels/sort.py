@@ -43,6 +43,7 @@ from .pointwise import MAX_DIMS, _down, _offset, collapse
 from .pointwise_ops import _log1p
 
 SORT_BLOCK = 1024   # longest row sorted in one program (power of two); longer rows merge
+SORT_TILE = 2048    # elements per sort program: short rows are sorted several at a time
 BLOCK = 1024        # elements per program of the element-wise kernels
 SCAN_TILE = 1024    # elements per scan tile
 _MIN_SORT = 16
@@ -119,7 +120,7 @@ def _key(x, IS_FLOAT: tl.constexpr, DESC: tl.constexpr):
             xf = tl.where(xf == 0, 0.0, xf)
             b = xf.to(tl.int32, bitcast=True)
             k = tl.where(b < 0, b ^ 0x7FFFFFFF, b).to(tl.int64)
-        k = tl.where(x != x, 0x7FFFFFFFFFFFFFFF, k)
+        k = tl.where(xf != xf, 0x7FFFFFFFFFFFFFFF, k)
     else:
         k = x.to(tl.int64)
     if DESC:
@@ -128,23 +129,21 @@ def _key(x, IS_FLOAT: tl.constexpr, DESC: tl.constexpr):
 
 
 @triton.jit
-def _xor_combine(a, b):
-    return a ^ b
-
-
-@triton.jit
 def _indicator(n_dims: tl.constexpr, j: tl.constexpr):
+    """0, 1 along hypercube axis j (counted from the innermost), with a leading row axis."""
     ar = tl.arange(0, 2)
-    ar = tl.reshape(ar, [1] * (n_dims - j - 1) + [2] + [1] * j)
+    ar = tl.reshape(ar, [1] + [1] * (n_dims - j - 1) + [2] + [1] * j)
     return ar
 
 
 @triton.jit
 def _cas(k, i, flip, dim: tl.constexpr, n_dims: tl.constexpr):
     """Compare-and-swap of (key, index) pairs along the dim-th innermost hypercube axis."""
-    axis: tl.constexpr = n_dims - 1 - dim
-    pk = k ^ tl.reduce(k, axis, _xor_combine, keep_dims=True)
-    pi = i ^ tl.reduce(i, axis, _xor_combine, keep_dims=True)
+    axis: tl.constexpr = n_dims - dim
+    # the partner along the axis: the pair's sum minus self (int64 wraps exactly); tl.sum
+    # rather than an xor reduction, which Triton's interpreter runs element by element
+    pk = tl.sum(k, axis, keep_dims=True) - k
+    pi = tl.sum(i, axis, keep_dims=True) - i
     is_right = _indicator(n_dims, dim)
     gt = (k > pk) | ((k == pk) & (i > pi))
     swap = gt != (flip ^ is_right).to(tl.int1)
@@ -152,11 +151,12 @@ def _cas(k, i, flip, dim: tl.constexpr, n_dims: tl.constexpr):
 
 
 @triton.jit
-def _sort_pairs(k, i, LOG: tl.constexpr):
-    """Sorts the 1-d [2**LOG] pairs (k, i) ascending by (k, i): a bitonic network."""
+def _sort_pairs(k, i, R: tl.constexpr, LOG: tl.constexpr):
+    """Sorts each row of the [R, 2**LOG] pairs (k, i) ascending by (k, i): a bitonic
+    network on a [R, 2, ..., 2] hypercube (the construction of tl.sort, on pairs)."""
     shape: tl.constexpr = k.shape
-    h = tl.reshape(k, [2] * LOG)
-    g = tl.reshape(i, [2] * LOG)
+    h = tl.reshape(k, [R] + [2] * LOG)
+    g = tl.reshape(i, [R] + [2] * LOG)
     for stage in tl.static_range(1, LOG + 1):
         if stage < LOG:
             flip = _indicator(LOG, stage)
@@ -170,33 +170,37 @@ def _sort_pairs(k, i, LOG: tl.constexpr):
 # ---- sort kernels ---------------------------------------------------------------------------
 
 @triton.jit
-def _block_sort_kernel(x, x_off, oshape, xo, xs, perm, v, vo, vs, ind, io, is_, K, I, n, nout,
-                       NDIM: tl.constexpr, IS_FLOAT: tl.constexpr, DESC: tl.constexpr,
-                       HAS_PERM: tl.constexpr, DIRECT: tl.constexpr, LOG: tl.constexpr,
-                       BLOCK: tl.constexpr):
-    """Sorts chunk program_id(1) of row program_id(0). DIRECT (the row is one chunk): writes
-    the first nout sorted values / indices; else the sorted (key, position) pairs to K, I
-    (contiguous rows of n). HAS_PERM: the row's element p is x[perm[p] * xs] (one row)."""
-    r = tl.program_id(0).to(tl.int64)
+def _block_sort_kernel(x, x_off, oshape, xo, xs, perm, v, vo, vs, ind, io, is_, K, I, rows, n,
+                       nout, NDIM: tl.constexpr, IS_FLOAT: tl.constexpr, DESC: tl.constexpr,
+                       HAS_PERM: tl.constexpr, DIRECT: tl.constexpr, R: tl.constexpr,
+                       LOG: tl.constexpr, BLOCK: tl.constexpr):
+    """Sorts chunk program_id(1) of R rows from program_id(0) * R. DIRECT (a row is one
+    chunk): writes the first nout sorted values / indices; else the sorted (key, position)
+    pairs to K, I (contiguous rows of n). HAS_PERM: element p of the row is x[perm[p] * xs]
+    (one row)."""
+    r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
     lane = tl.arange(0, BLOCK).to(tl.int64)
-    pos = tl.program_id(1).to(tl.int64) * BLOCK + lane
-    mask = pos < n
-    xrow = _offset(r, oshape, xo, NDIM, False) + x_off
+    pos1 = tl.program_id(1).to(tl.int64) * BLOCK + lane
+    pos = tl.zeros([R, BLOCK], dtype=tl.int64) + pos1[None, :]
+    mask = (r < rows)[:, None] & (pos < n)
+    xrow = (_offset(r, oshape, xo, NDIM, False) + x_off)[:, None]
     if HAS_PERM:
-        src = tl.load(perm + r * n + pos, mask=mask, other=0)
+        src = tl.load(perm + r[:, None] * n + pos, mask=mask, other=0)
     else:
         src = pos
     key = _key(tl.load(x + xrow + src * xs, mask=mask), IS_FLOAT, DESC)
     key = tl.where(mask, key, 0x7FFFFFFFFFFFFFFF)
-    key, idx = _sort_pairs(key, pos, LOG)
+    key, idx = _sort_pairs(key, pos, R, LOG)
     if DIRECT:
-        keep = lane < nout
+        keep = (r < rows)[:, None] & (lane < nout)[None, :]
         val = tl.load(x + xrow + idx * xs, mask=keep)
-        tl.store(v + _offset(r, oshape, vo, NDIM, False) + lane * vs, val, mask=keep)
-        tl.store(ind + _offset(r, oshape, io, NDIM, False) + lane * is_, idx, mask=keep)
+        tl.store(v + _offset(r, oshape, vo, NDIM, False)[:, None] + lane[None, :] * vs, val,
+                 mask=keep)
+        tl.store(ind + _offset(r, oshape, io, NDIM, False)[:, None] + lane[None, :] * is_, idx,
+                 mask=keep)
     else:
-        tl.store(K + r * n + pos, key, mask=mask)
-        tl.store(I + r * n + pos, idx, mask=mask)
+        tl.store(K + r[:, None] * n + pos, key, mask=mask)
+        tl.store(I + r[:, None] * n + pos, idx, mask=mask)
 
 
 @triton.jit
@@ -263,19 +267,21 @@ def _sort_launch(x, xl, outer, n, desc, x_off=0, perm=None, direct=None):
         blk = SORT_BLOCK
     log = blk.bit_length() - 1
     chunks = triton.cdiv(n, blk)
+    rb = max(1, min(_pow2(rows), SORT_TILE // blk))  # rows per program
+    grid = (triton.cdiv(rows, rb), chunks)
     if direct is not None and chunks == 1:
         v, vl, ind, il, nout = direct
-        _block_sort_kernel[(rows, 1)](
-            x, x_off, oshape, xo, xl[1], x, v, ostr[1], vl[1], ind, ostr[2], il[1], x, x, n,
-            nout, NDIM=len(oshape), IS_FLOAT=is_float, DESC=desc, HAS_PERM=False, DIRECT=True,
-            LOG=log, BLOCK=blk)
+        _block_sort_kernel[grid](
+            x, x_off, oshape, xo, xl[1], x, v, ostr[1], vl[1], ind, ostr[2], il[1], x, x, rows,
+            n, nout, NDIM=len(oshape), IS_FLOAT=is_float, DESC=desc, HAS_PERM=False,
+            DIRECT=True, R=rb, LOG=log, BLOCK=blk)
         return None
     K = _empty((rows, n), _dtype.int64, dev)
     I = _empty((rows, n), _dtype.int64, dev)
-    _block_sort_kernel[(rows, chunks)](
+    _block_sort_kernel[grid](
         x, x_off, oshape, xo, xl[1], perm if perm is not None else K, x, xo, 0, K, xo, 0, K, I,
-        n, n, NDIM=len(oshape), IS_FLOAT=is_float, DESC=desc, HAS_PERM=perm is not None,
-        DIRECT=False, LOG=log, BLOCK=blk)
+        rows, n, n, NDIM=len(oshape), IS_FLOAT=is_float, DESC=desc, HAS_PERM=perm is not None,
+        DIRECT=False, R=rb, LOG=log, BLOCK=blk)
     w = blk
     if w < n:
         K2 = _empty((rows, n), _dtype.int64, dev)
@@ -316,34 +322,42 @@ def topk_rows(outer, n, k, largest, is_sorted, x, xl, values, vl, indices, il):
 
 
 @triton.jit
-def _kth_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, n, k, NDIM: tl.constexpr,
-                MODE: tl.constexpr, IS_FLOAT: tl.constexpr, BLOCK: tl.constexpr):
-    """Selects from the ascending sorted pairs of row program_id(0): mode 0 position k;
-    1 the median (the first NaN if any); 2 the median of the non-NaN values (index 0 when
-    all are NaN)."""
-    r = tl.program_id(0).to(tl.int64)
+def _kth_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, k, NDIM: tl.constexpr,
+                MODE: tl.constexpr, IS_FLOAT: tl.constexpr, R: tl.constexpr,
+                BLOCK: tl.constexpr):
+    """Selects from the ascending sorted pairs of R rows: mode 0 position k; 1 the median
+    (the first NaN if any); 2 the median of the non-NaN values (index 0 when all are NaN)."""
+    r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
+    rm = r < rows
     base = r * n
     if MODE == 0:
-        j = tl.load(I + base + k)
+        j = tl.load(I + base + k, mask=rm, other=0)
     else:
-        nans = tl.zeros([BLOCK], dtype=tl.int64)
+        nans = tl.zeros([R, BLOCK], dtype=tl.int64)
         if IS_FLOAT:
             for c in range(0, n, BLOCK):
                 p = c + tl.arange(0, BLOCK).to(tl.int64)
-                kk = tl.load(K + base + p, mask=p < n, other=0)
+                m2 = rm[:, None] & (p < n)[None, :]
+                kk = tl.load(K + base[:, None] + p[None, :], mask=m2, other=0)
                 nans += (kk == 0x7FFFFFFFFFFFFFFF).to(tl.int64)
-        nan_count = tl.sum(nans, axis=0)
+        nan_count = tl.sum(nans, axis=1)
         m = n - nan_count
         if MODE == 1:
             pos = tl.where(nan_count > 0, m, (n - 1) // 2)
         else:
             pos = tl.where(m > 0, (m - 1) // 2, 0)
-        j = tl.load(I + base + pos)
+        j = tl.load(I + base + pos, mask=rm, other=0)
         if MODE == 2:
             j = tl.where(m > 0, j, 0)
-    val = tl.load(x + _offset(r, oshape, xo, NDIM, False) + j * xs)
-    tl.store(v + _offset(r, oshape, vo, NDIM, False), val)
-    tl.store(ind + _offset(r, oshape, io, NDIM, False), j)
+    val = tl.load(x + _offset(r, oshape, xo, NDIM, False) + j * xs, mask=rm)
+    tl.store(v + _offset(r, oshape, vo, NDIM, False), val, mask=rm)
+    tl.store(ind + _offset(r, oshape, io, NDIM, False), j, mask=rm)
+
+
+def _row_tile(rows, n):
+    """(rows per program, columns per step) of the per-row selection kernels."""
+    blk = min(BLOCK, _pow2(n, 16))
+    return max(1, min(_pow2(rows), SORT_TILE // blk)), blk
 
 
 def kth_rows(outer, n, k, mode, x, xl, values, vl, indices, il):
@@ -354,9 +368,10 @@ def kth_rows(outer, n, k, mode, x, xl, values, vl, indices, il):
         return
     K, I = _sort_launch(x, xl, outer, n, False)
     oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
-    _kth_kernel[(rows,)](K, I, x, oshape, xo, xl[1], values, vo, indices, io, n, k,
-                         NDIM=len(oshape), MODE=mode, IS_FLOAT=_is_float(x),
-                         BLOCK=min(BLOCK, _pow2(n, 16)))
+    rb, blk = _row_tile(rows, n)
+    _kth_kernel[(triton.cdiv(rows, rb),)](
+        K, I, x, oshape, xo, xl[1], values, vo, indices, io, rows, n, k, NDIM=len(oshape),
+        MODE=mode, IS_FLOAT=_is_float(x), R=rb, BLOCK=blk)
 
 
 @triton.jit
@@ -365,37 +380,38 @@ def _max_combine(a, b):
 
 
 @triton.jit
-def _mode_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, n, NDIM: tl.constexpr,
-                 BLOCK: tl.constexpr):
-    """The longest run of equal keys in the sorted row program_id(0) (the first, i.e. the
-    smallest value, on ties) and the position of its last element (the largest index)."""
-    r = tl.program_id(0).to(tl.int64)
-    base = r * n
-    zero = tl.sum(tl.zeros([BLOCK], dtype=tl.int64), axis=0)  # an int64 scalar
-    start_carry = zero
-    best_len = zero
-    best_pos = zero
+def _mode_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, NDIM: tl.constexpr,
+                 R: tl.constexpr, BLOCK: tl.constexpr):
+    """For R sorted rows: the longest run of equal keys (the first, i.e. the smallest
+    value, on ties) and the position of its last element (the largest index)."""
+    r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
+    rm = r < rows
+    base = (r * n)[:, None]
+    start_carry = tl.zeros([R], dtype=tl.int64)
+    best_len = tl.zeros([R], dtype=tl.int64)
+    best_pos = tl.zeros([R], dtype=tl.int64)
     for c in range(0, n, BLOCK):
-        p = c + tl.arange(0, BLOCK).to(tl.int64)
-        mask = p < n
+        p1 = c + tl.arange(0, BLOCK).to(tl.int64)
+        p = tl.zeros([R, BLOCK], dtype=tl.int64) + p1[None, :]
+        mask = rm[:, None] & (p < n)
         k = tl.load(K + base + p, mask=mask, other=0)
         kp = tl.load(K + base + p - 1, mask=mask & (p > 0), other=0)
-        kn = tl.load(K + base + p + 1, mask=(p + 1) < n, other=0)
+        kn = tl.load(K + base + p + 1, mask=mask & ((p + 1) < n), other=0)
         is_start = (p == 0) | (k != kp)
-        starts = tl.associative_scan(tl.where(is_start, p, -1), 0, _max_combine)
-        starts = tl.maximum(starts, start_carry)
-        start_carry = tl.max(tl.where(mask, starts, -1), axis=0)
+        starts = tl.associative_scan(tl.where(is_start, p, -1), 1, _max_combine)
+        starts = tl.maximum(starts, start_carry[:, None])
+        start_carry = tl.max(tl.where(mask, starts, -1), axis=1)
         is_end = mask & (((p + 1) == n) | (k != kn))
         lens = tl.where(is_end, p - starts + 1, 0)
-        top = tl.max(lens, axis=0)
-        at = tl.min(tl.where(is_end & (lens == top), p, n), axis=0)
+        top = tl.max(lens, axis=1)
+        at = tl.min(tl.where(is_end & (lens == top[:, None]), p, n), axis=1)
         better = top > best_len
         best_pos = tl.where(better, at, best_pos)
         best_len = tl.where(better, top, best_len)
-    j = tl.load(I + base + best_pos)
-    val = tl.load(x + _offset(r, oshape, xo, NDIM, False) + j * xs)
-    tl.store(v + _offset(r, oshape, vo, NDIM, False), val)
-    tl.store(ind + _offset(r, oshape, io, NDIM, False), j)
+    j = tl.load(I + r * n + best_pos, mask=rm, other=0)
+    val = tl.load(x + _offset(r, oshape, xo, NDIM, False) + j * xs, mask=rm)
+    tl.store(v + _offset(r, oshape, vo, NDIM, False), val, mask=rm)
+    tl.store(ind + _offset(r, oshape, io, NDIM, False), j, mask=rm)
 
 
 def mode_rows(outer, n, x, xl, values, vl, indices, il):
@@ -405,21 +421,12 @@ def mode_rows(outer, n, x, xl, values, vl, indices, il):
         return
     K, I = _sort_launch(x, xl, outer, n, False)
     oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
-    _mode_kernel[(rows,)](K, I, x, oshape, xo, xl[1], values, vo, indices, io, n,
-                          NDIM=len(oshape), BLOCK=min(BLOCK, _pow2(n, 16)))
+    rb, blk = _row_tile(rows, n)
+    _mode_kernel[(triton.cdiv(rows, rb),)](K, I, x, oshape, xo, xl[1], values, vo, indices, io,
+                                           rows, n, NDIM=len(oshape), R=rb, BLOCK=blk)
 
 
 # ---- scans ----------------------------------------------------------------------------------
-
-@triton.jit
-def _add_combine(a, b):
-    return a + b
-
-
-@triton.jit
-def _mul_combine(a, b):
-    return a * b
-
 
 @triton.jit
 def _logaddexp_combine(a, b):
@@ -434,9 +441,9 @@ def _logaddexp_combine(a, b):
 @triton.jit
 def _scan_tile(v, KIND: tl.constexpr):
     if KIND == 0:
-        s = tl.associative_scan(v, 0, _add_combine)
+        s = tl.cumsum(v, 0)
     elif KIND == 1:
-        s = tl.associative_scan(v, 0, _mul_combine)
+        s = tl.cumprod(v, 0)
     else:
         s = tl.associative_scan(v, 0, _logaddexp_combine)
     return s
@@ -597,6 +604,9 @@ def _flags_kernel(x, perm, flags, n, m, BP: tl.constexpr, BM: tl.constexpr):
         m2 = mask[:, None] & (c < m)[None, :]
         va = tl.load(x + a[:, None] * m + c[None, :], mask=m2)
         vb = tl.load(x + b[:, None] * m + c[None, :], mask=m2)
+        if va.dtype == tl.float16 or va.dtype == tl.bfloat16:
+            va = va.to(tl.float32)
+            vb = vb.to(tl.float32)
         diff += tl.sum((m2 & (va != vb)).to(tl.int32), axis=1)
     f = ((diff > 0) | (p == 0)).to(tl.int32)
     tl.store(flags + p, f, mask=mask)
