@@ -8,8 +8,10 @@ import pytest
 import framework as fw
 import framework.kernels.sort as S
 
-pytestmark = pytest.mark.skipif(not fw.cuda.is_available(),
-                                reason="needs cuda or TRITON_INTERPRET=1")
+pytestmark = [pytest.mark.skipif(not fw.cuda.is_available(),
+                                 reason="needs cuda or TRITON_INTERPRET=1"),
+              # logcumsumexp's -inf - -inf in lanes it then replaces
+              pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")]
 
 DTYPES = [fw.bool, fw.uint8, fw.int8, fw.int32, fw.int64, fw.float16, fw.bfloat16, fw.float32,
           fw.float64]
@@ -36,8 +38,9 @@ def same(a, b, exact=True):
         if x.dtype.kind == "f":
             np.testing.assert_array_equal(np.signbit(x), np.signbit(y))
     else:
-        np.testing.assert_allclose(x.astype(np.float64), y.astype(np.float64), rtol=1e-5,
-                                   atol=1e-6)
+        tol = 1e-5 if a.dtype.itemsize > 2 else 1e-2  # 16-bit: one rounding apart
+        np.testing.assert_allclose(x.astype(np.float64), y.astype(np.float64), rtol=tol,
+                                   atol=tol)
 
 
 def data(shape, dtype, seed=0, nan=True, lo=-4, hi=5):
@@ -153,7 +156,7 @@ def test_mode_ties_and_bool(small_block):
 @pytest.mark.parametrize("dtype", [fw.bool, fw.int8, fw.int64, fw.float16, fw.bfloat16,
                                    fw.float32, fw.float64])
 def test_scans(dtype):
-    a = data((3, 40, 5), dtype, 4, nan=False, lo=-2, hi=3)
+    a = data((2, 11, 3), dtype, 4, nan=False, lo=-2, hi=3)
     c, g = pair(a, dtype, "transposed")
     exact = not dtype.is_floating_point
     for dim in (0, 1, 2, -1):
