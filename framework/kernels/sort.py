@@ -24,7 +24,10 @@ tl.associative_scan along the tile's rows and a carried prefix. 16-bit floats ac
 in float32, float32 in float32 (the CPU uses float64 for all floats: results can differ in
 the last bits), float64 in float64, integers and bool in int64 (wrapping like the CPU's
 uint64). cummax/cummin scan (value, index) pairs with the CPU's rule: a NaN, or a value
->= (<=) the running one, takes over.
+>= (<=) the running one, takes over. (Triton's interpreter runs tl.cumsum/tl.cumprod with
+NumPy but any other associative_scan combine element by element in Python, so
+logcumsumexp, cummax, cummin and mode are slow there on long inputs; on a GPU all are
+ordinary scans.)
 
 unique: rows are sorted (flat: one sort; rows of m elements: m stable sorts, last column
 first), then a group flag per sorted position (NaNs never equal), a one-program pass
@@ -269,19 +272,20 @@ def _sort_launch(x, xl, outer, n, desc, x_off=0, perm=None, direct=None):
     chunks = triton.cdiv(n, blk)
     rb = max(1, min(_pow2(rows), SORT_TILE // blk))  # rows per program
     grid = (triton.cdiv(rows, rb), chunks)
+    warps = 8 if rb * blk >= 1024 else 4  # int64 (key, index) pairs are register-heavy
     if direct is not None and chunks == 1:
         v, vl, ind, il, nout = direct
         _block_sort_kernel[grid](
             x, x_off, oshape, xo, xl[1], x, v, ostr[1], vl[1], ind, ostr[2], il[1], x, x, rows,
             n, nout, NDIM=len(oshape), IS_FLOAT=is_float, DESC=desc, HAS_PERM=False,
-            DIRECT=True, R=rb, LOG=log, BLOCK=blk)
+            DIRECT=True, R=rb, LOG=log, BLOCK=blk, num_warps=warps)
         return None
     K = _empty((rows, n), _dtype.int64, dev)
     I = _empty((rows, n), _dtype.int64, dev)
     _block_sort_kernel[grid](
         x, x_off, oshape, xo, xl[1], perm if perm is not None else K, x, xo, 0, K, xo, 0, K, I,
         rows, n, n, NDIM=len(oshape), IS_FLOAT=is_float, DESC=desc, HAS_PERM=perm is not None,
-        DIRECT=False, R=rb, LOG=log, BLOCK=blk)
+        DIRECT=False, R=rb, LOG=log, BLOCK=blk, num_warps=warps)
     w = blk
     if w < n:
         K2 = _empty((rows, n), _dtype.int64, dev)
