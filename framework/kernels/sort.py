@@ -1,0 +1,910 @@
+"""Sort family kernels (Triton): the cuda backend of framework/_cpu/sort.py (native/sort.cpp,
+native/sort_scan.cpp), with the same launcher names, arguments and semantics.
+
+Sorting. Every element becomes an int64 key whose signed order is PyTorch's order (``_key``:
+integers as themselves, floats through their bits with -0.0 made +0.0 and NaN the largest
+key; descending order sorts ~key), paired with its position in the row. Pairs are ordered
+by (key, position), so every pair is distinct and any correct sort of them is a stable sort
+of the row. A row of up to SORT_BLOCK elements is sorted in one program by a bitonic
+network on the pairs in registers (``_sort_pairs``: Triton's own tl.sort network, on a
+hypercube-shaped tensor, comparing pairs). Longer rows are cut into SORT_BLOCK chunks,
+sorted the same way into int64 (key, position) buffers, then merged in passes that double
+the run width: each element finds its place in the partner run by a binary search
+(``_merge_kernel``: output position = own rank + rank in the other run), so a pass is one
+fully parallel launch. Results are then gathered from the input (values are copies of input
+elements, so -0.0 and NaN payloads survive).
+
+topk, kthvalue, median, nanmedian and mode read the stably sorted (key, position) pairs:
+the CPU selects (key, index) pairs with ties broken by the smaller index, which is the
+stable sorted order. topk always returns its k elements sorted (valid for sorted=False).
+
+Scans (cumsum, cumprod, logcumsumexp, cummax, cummin) run over contiguous (outer, n,
+inner) data: one program per (outer row, block of inner columns) walks n in tiles with
+tl.associative_scan along the tile's rows and a carried prefix. 16-bit floats accumulate
+in float32, float32 in float32 (the CPU uses float64 for all floats: results can differ in
+the last bits), float64 in float64, integers and bool in int64 (wrapping like the CPU's
+uint64). cummax/cummin scan (value, index) pairs with the CPU's rule: a NaN, or a value
+>= (<=) the running one, takes over. (Triton's interpreter runs tl.cumsum/tl.cumprod with
+NumPy but any other associative_scan combine element by element in Python, so
+logcumsumexp, cummax, cummin and mode are slow there on long inputs; on a GPU all are
+ordinary scans.)
+
+unique: rows are sorted (flat: one sort; rows of m elements: m stable sorts, last column
+first), then a group flag per sorted position (NaNs never equal), a one-program pass
+numbers the groups (cumsum with a carry) and writes first/inverse/group starts, and the
+group count is read back (the CPU returns it). bincount and histc count with atomics
+(float weights make bincount's float sums order-dependent in the last bits); int_range and
+float_range return Python values read back from a two-element device result.
+"""
+import struct
+
+import triton
+import triton.language as tl
+
+from .. import _dtype
+from .pointwise import MAX_DIMS, _down, _offset, collapse
+from .pointwise_ops import _log1p
+
+SORT_BLOCK = 1024   # longest row sorted in one program (power of two); longer rows merge
+SORT_TILE = 2048    # elements per sort program: short rows are sorted several at a time
+BLOCK = 1024        # elements per program of the element-wise kernels
+SCAN_TILE = 1024    # elements per scan tile
+_MIN_SORT = 16
+_KEY_MAX = 2**63 - 1
+
+SCAN_KINDS = {"cumsum": 0, "cumprod": 1, "logcumsumexp": 2}
+
+
+# ---- dtype checks (the CPU's dispatch errors, named like PyTorch's CUDA kernels) ----------
+
+def _type_name(dt):
+    return dt.scalar_name
+
+
+def _is_float(t):
+    return t.dtype.is_floating_point
+
+
+def _require(t, op, kinds):
+    """NotImplementedError unless t's dtype is one of kinds ("b" bool, "i" int, "f" float)."""
+    name = t.dtype.name
+    kind = "b" if name == "bool" else "f" if t.dtype.is_floating_point else "i"
+    if kind not in kinds:
+        raise NotImplementedError(f"\"{op}_cuda\" not implemented for '{_type_name(t.dtype)}'")
+
+
+def _pow2(n, lo=1):
+    p = lo
+    while p < n:
+        p *= 2
+    return p
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _outer(outer, strides):
+    """Collapsed outer shape and strides (at least one dim) for row-offset math."""
+    shape, strides = collapse(tuple(outer), [tuple(s) for s in strides])
+    if len(shape) > MAX_DIMS:
+        raise RuntimeError(f"sort kernel: {len(shape)} non-mergeable dims, at most {MAX_DIMS}")
+    return shape, strides
+
+
+def _f64_bits(v):
+    return struct.unpack("<q", struct.pack("<d", float(v)))[0]
+
+
+def _device(t):
+    return t._storage.device
+
+
+def _empty(shape, dtype, device):
+    from .._ops import alloc
+    return alloc.empty(shape, dtype, device)
+
+
+# ---- keys and the in-register pair sort ---------------------------------------------------
+
+@triton.jit
+def _key(x, IS_FLOAT: tl.constexpr, DESC: tl.constexpr):
+    """int64 keys whose signed order is PyTorch's order of x: NaN largest, -0.0 == 0.0."""
+    if IS_FLOAT:
+        if x.dtype == tl.float64:
+            xf = tl.where(x == 0, 0.0, x)
+            b = xf.to(tl.int64, bitcast=True)
+            k = tl.where(b < 0, b ^ 0x7FFFFFFFFFFFFFFF, b)
+        else:
+            xf = x.to(tl.float32)
+            xf = tl.where(xf == 0, 0.0, xf)
+            b = xf.to(tl.int32, bitcast=True)
+            k = tl.where(b < 0, b ^ 0x7FFFFFFF, b).to(tl.int64)
+        k = tl.where(xf != xf, 0x7FFFFFFFFFFFFFFF, k)
+    else:
+        k = x.to(tl.int64)
+    if DESC:
+        k = ~k
+    return k
+
+
+@triton.jit
+def _indicator(n_dims: tl.constexpr, j: tl.constexpr):
+    """0, 1 along hypercube axis j (counted from the innermost), with a leading row axis."""
+    ar = tl.arange(0, 2)
+    ar = tl.reshape(ar, [1] + [1] * (n_dims - j - 1) + [2] + [1] * j)
+    return ar
+
+
+@triton.jit
+def _cas(k, i, flip, dim: tl.constexpr, n_dims: tl.constexpr):
+    """Compare-and-swap of (key, index) pairs along the dim-th innermost hypercube axis."""
+    axis: tl.constexpr = n_dims - dim
+    # the partner along the axis: the pair's sum minus self (int64 wraps exactly); tl.sum
+    # rather than an xor reduction, which Triton's interpreter runs element by element
+    pk = tl.sum(k, axis, keep_dims=True) - k
+    pi = tl.sum(i, axis, keep_dims=True) - i
+    is_right = _indicator(n_dims, dim)
+    gt = (k > pk) | ((k == pk) & (i > pi))
+    swap = gt != (flip ^ is_right).to(tl.int1)
+    return tl.where(swap, pk, k), tl.where(swap, pi, i)
+
+
+@triton.jit
+def _sort_pairs(k, i, R: tl.constexpr, LOG: tl.constexpr):
+    """Sorts each row of the [R, 2**LOG] pairs (k, i) ascending by (k, i): a bitonic
+    network on a [R, 2, ..., 2] hypercube (the construction of tl.sort, on pairs)."""
+    shape: tl.constexpr = k.shape
+    h = tl.reshape(k, [R] + [2] * LOG)
+    g = tl.reshape(i, [R] + [2] * LOG)
+    for stage in tl.static_range(1, LOG + 1):
+        if stage < LOG:
+            flip = _indicator(LOG, stage)
+        else:
+            flip = 0
+        for j in tl.static_range(stage):
+            h, g = _cas(h, g, flip, stage - 1 - j, LOG)
+    return tl.reshape(h, shape), tl.reshape(g, shape)
+
+
+# ---- sort kernels ---------------------------------------------------------------------------
+
+@triton.jit
+def _block_sort_kernel(x, x_off, oshape, xo, xs, perm, v, vo, vs, ind, io, is_, K, I, rows, n,
+                       nout, NDIM: tl.constexpr, IS_FLOAT: tl.constexpr, DESC: tl.constexpr,
+                       HAS_PERM: tl.constexpr, DIRECT: tl.constexpr, R: tl.constexpr,
+                       LOG: tl.constexpr, BLOCK: tl.constexpr):
+    """Sorts chunk program_id(1) of R rows from program_id(0) * R. DIRECT (a row is one
+    chunk): writes the first nout sorted values / indices; else the sorted (key, position)
+    pairs to K, I (contiguous rows of n). HAS_PERM: element p of the row is x[perm[p] * xs]
+    (one row)."""
+    r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
+    lane = tl.arange(0, BLOCK).to(tl.int64)
+    pos1 = tl.program_id(1).to(tl.int64) * BLOCK + lane
+    pos = tl.zeros([R, BLOCK], dtype=tl.int64) + pos1[None, :]
+    mask = (r < rows)[:, None] & (pos < n)
+    xrow = (_offset(r, oshape, xo, NDIM, False) + x_off)[:, None]
+    if HAS_PERM:
+        src = tl.load(perm + r[:, None] * n + pos, mask=mask, other=0)
+    else:
+        src = pos
+    key = _key(tl.load(x + xrow + src * xs, mask=mask), IS_FLOAT, DESC)
+    key = tl.where(mask, key, 0x7FFFFFFFFFFFFFFF)
+    key, idx = _sort_pairs(key, pos, R, LOG)
+    if DIRECT:
+        keep = (r < rows)[:, None] & (lane < nout)[None, :]
+        val = tl.load(x + xrow + idx * xs, mask=keep)
+        tl.store(v + _offset(r, oshape, vo, NDIM, False)[:, None] + lane[None, :] * vs, val,
+                 mask=keep)
+        tl.store(ind + _offset(r, oshape, io, NDIM, False)[:, None] + lane[None, :] * is_, idx,
+                 mask=keep)
+    else:
+        tl.store(K + r[:, None] * n + pos, key, mask=mask)
+        tl.store(I + r[:, None] * n + pos, idx, mask=mask)
+
+
+@triton.jit
+def _merge_kernel(K0, I0, K1, I1, n, w, iters, BLOCK: tl.constexpr):
+    """One merge pass over the sorted runs of width w of row program_id(0): element p of a
+    run goes to (start of the run pair) + (its rank in its run) + (number of pairs of the
+    partner run that are smaller), found by binary search."""
+    r = tl.program_id(0).to(tl.int64)
+    p = tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    mask = p < n
+    base = r * n
+    k = tl.load(K0 + base + p, mask=mask, other=0)
+    i = tl.load(I0 + base + p, mask=mask, other=0)
+    run = p // w
+    pair0 = (run // 2) * (2 * w)
+    in_a = (run % 2) == 0
+    o_lo = tl.where(in_a, pair0 + w, pair0)
+    o_hi = tl.minimum(tl.where(in_a, pair0 + 2 * w, pair0 + w), n)
+    o_hi = tl.maximum(o_hi, o_lo)
+    lo = o_lo
+    hi = o_hi
+    for _ in range(iters):
+        active = lo < hi
+        mid = (lo + hi) // 2
+        mk = tl.load(K0 + base + mid, mask=mask & active, other=0)
+        mi = tl.load(I0 + base + mid, mask=mask & active, other=0)
+        less = (mk < k) | ((mk == k) & (mi < i))
+        lo = tl.where(active & less, mid + 1, lo)
+        hi = tl.where(active & (~less), mid, hi)
+    own = tl.where(in_a, pair0, pair0 + w)
+    dst = pair0 + (p - own) + (lo - o_lo)
+    tl.store(K1 + base + dst, k, mask=mask)
+    tl.store(I1 + base + dst, i, mask=mask)
+
+
+@triton.jit
+def _emit_kernel(I, x, oshape, xo, xs, v, vo, vs, ind, io, is_, n, nout, NDIM: tl.constexpr,
+                 BLOCK: tl.constexpr):
+    """values / indices of the first nout sorted positions of row program_id(0)."""
+    r = tl.program_id(0).to(tl.int64)
+    p = tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    mask = p < nout
+    j = tl.load(I + r * n + p, mask=mask, other=0)
+    val = tl.load(x + _offset(r, oshape, xo, NDIM, False) + j * xs, mask=mask)
+    tl.store(v + _offset(r, oshape, vo, NDIM, False) + p * vs, val, mask=mask)
+    tl.store(ind + _offset(r, oshape, io, NDIM, False) + p * is_, j, mask=mask)
+
+
+def _sort_launch(x, xl, outer, n, desc, x_off=0, perm=None, direct=None):
+    """Sorts the rows of x stably. With ``direct`` = (v, vl, ind, il, nout) and a row that
+    fits one program, writes the outputs and returns None; otherwise returns the sorted
+    (keys, positions) as contiguous int64 (rows, n) buffers."""
+    rows = _prod(outer)
+    dev = _device(x)
+    layouts = [xl[0]]
+    if direct is not None:
+        layouts += [direct[1][0], direct[3][0]]
+    oshape, ostr = _outer(outer, layouts)
+    xo = ostr[0]
+    is_float = _is_float(x)
+    if n <= SORT_BLOCK:
+        blk = _pow2(n, _MIN_SORT)
+    else:
+        blk = SORT_BLOCK
+    log = blk.bit_length() - 1
+    chunks = triton.cdiv(n, blk)
+    rb = max(1, min(_pow2(rows), SORT_TILE // blk))  # rows per program
+    grid = (triton.cdiv(rows, rb), chunks)
+    warps = 8 if rb * blk >= 1024 else 4  # int64 (key, index) pairs are register-heavy
+    if direct is not None and chunks == 1:
+        v, vl, ind, il, nout = direct
+        _block_sort_kernel[grid](
+            x, x_off, oshape, xo, xl[1], x, v, ostr[1], vl[1], ind, ostr[2], il[1], x, x, rows,
+            n, nout, NDIM=len(oshape), IS_FLOAT=is_float, DESC=desc, HAS_PERM=False,
+            DIRECT=True, R=rb, LOG=log, BLOCK=blk, num_warps=warps)
+        return None
+    K = _empty((rows, n), _dtype.int64, dev)
+    I = _empty((rows, n), _dtype.int64, dev)
+    _block_sort_kernel[grid](
+        x, x_off, oshape, xo, xl[1], perm if perm is not None else K, x, xo, 0, K, xo, 0, K, I,
+        rows, n, n, NDIM=len(oshape), IS_FLOAT=is_float, DESC=desc, HAS_PERM=perm is not None,
+        DIRECT=False, R=rb, LOG=log, BLOCK=blk, num_warps=warps)
+    w = blk
+    if w < n:
+        K2 = _empty((rows, n), _dtype.int64, dev)
+        I2 = _empty((rows, n), _dtype.int64, dev)
+        while w < n:
+            _merge_kernel[(rows, triton.cdiv(n, BLOCK))](K, I, K2, I2, n, w, w.bit_length() + 1,
+                                                        BLOCK=BLOCK)
+            K, K2, I, I2 = K2, K, I2, I
+            w *= 2
+    return K, I
+
+
+def _emit(I, x, xl, outer, n, nout, v, vl, ind, il):
+    oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
+    _emit_kernel[(_prod(outer), triton.cdiv(nout, BLOCK))](
+        I, x, oshape, xo, xl[1], v, vo, vl[1], ind, io, il[1], n, nout, NDIM=len(oshape),
+        BLOCK=BLOCK)
+
+
+def sort_rows(outer, n, descending, x, xl, values, vl, indices, il):
+    _require(x, "sort", "bif")
+    if n == 0 or _prod(outer) == 0:
+        return
+    res = _sort_launch(x, xl, outer, n, bool(descending),
+                       direct=(values, vl, indices, il, n))
+    if res is not None:
+        _emit(res[1], x, xl, outer, n, n, values, vl, indices, il)
+
+
+def topk_rows(outer, n, k, largest, is_sorted, x, xl, values, vl, indices, il):
+    """The k largest (smallest) per row, always in sorted order."""
+    _require(x, "topk", "if")
+    if k == 0 or n == 0 or _prod(outer) == 0:
+        return
+    res = _sort_launch(x, xl, outer, n, bool(largest), direct=(values, vl, indices, il, k))
+    if res is not None:
+        _emit(res[1], x, xl, outer, n, k, values, vl, indices, il)
+
+
+@triton.jit
+def _kth_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, k, NDIM: tl.constexpr,
+                MODE: tl.constexpr, IS_FLOAT: tl.constexpr, R: tl.constexpr,
+                BLOCK: tl.constexpr):
+    """Selects from the ascending sorted pairs of R rows: mode 0 position k; 1 the median
+    (the first NaN if any); 2 the median of the non-NaN values (index 0 when all are NaN)."""
+    r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
+    rm = r < rows
+    base = r * n
+    if MODE == 0:
+        j = tl.load(I + base + k, mask=rm, other=0)
+    else:
+        nans = tl.zeros([R, BLOCK], dtype=tl.int64)
+        if IS_FLOAT:
+            for c in range(0, n, BLOCK):
+                p = c + tl.arange(0, BLOCK).to(tl.int64)
+                m2 = rm[:, None] & (p < n)[None, :]
+                kk = tl.load(K + base[:, None] + p[None, :], mask=m2, other=0)
+                nans += (kk == 0x7FFFFFFFFFFFFFFF).to(tl.int64)
+        nan_count = tl.sum(nans, axis=1)
+        m = n - nan_count
+        if MODE == 1:
+            pos = tl.where(nan_count > 0, m, (n - 1) // 2)
+        else:
+            pos = tl.where(m > 0, (m - 1) // 2, 0)
+        j = tl.load(I + base + pos, mask=rm, other=0)
+        if MODE == 2:
+            j = tl.where(m > 0, j, 0)
+    val = tl.load(x + _offset(r, oshape, xo, NDIM, False) + j * xs, mask=rm)
+    tl.store(v + _offset(r, oshape, vo, NDIM, False), val, mask=rm)
+    tl.store(ind + _offset(r, oshape, io, NDIM, False), j, mask=rm)
+
+
+def _row_tile(rows, n):
+    """(rows per program, columns per step) of the per-row selection kernels."""
+    blk = min(BLOCK, _pow2(n, 16))
+    return max(1, min(_pow2(rows), SORT_TILE // blk)), blk
+
+
+def kth_rows(outer, n, k, mode, x, xl, values, vl, indices, il):
+    """mode 0: k-th smallest (0-based); 1: median; 2: nanmedian."""
+    _require(x, "kthvalue" if mode == 0 else "median", "if")
+    rows = _prod(outer)
+    if rows == 0 or n == 0:
+        return
+    K, I = _sort_launch(x, xl, outer, n, False)
+    oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
+    rb, blk = _row_tile(rows, n)
+    _kth_kernel[(triton.cdiv(rows, rb),)](
+        K, I, x, oshape, xo, xl[1], values, vo, indices, io, rows, n, k, NDIM=len(oshape),
+        MODE=mode, IS_FLOAT=_is_float(x), R=rb, BLOCK=blk)
+
+
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def _mode_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, NDIM: tl.constexpr,
+                 R: tl.constexpr, BLOCK: tl.constexpr):
+    """For R sorted rows: the longest run of equal keys (the first, i.e. the smallest
+    value, on ties) and the position of its last element (the largest index)."""
+    r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
+    rm = r < rows
+    base = (r * n)[:, None]
+    start_carry = tl.zeros([R], dtype=tl.int64)
+    best_len = tl.zeros([R], dtype=tl.int64)
+    best_pos = tl.zeros([R], dtype=tl.int64)
+    for c in range(0, n, BLOCK):
+        p1 = c + tl.arange(0, BLOCK).to(tl.int64)
+        p = tl.zeros([R, BLOCK], dtype=tl.int64) + p1[None, :]
+        mask = rm[:, None] & (p < n)
+        k = tl.load(K + base + p, mask=mask, other=0)
+        kp = tl.load(K + base + p - 1, mask=mask & (p > 0), other=0)
+        kn = tl.load(K + base + p + 1, mask=mask & ((p + 1) < n), other=0)
+        is_start = (p == 0) | (k != kp)
+        starts = tl.associative_scan(tl.where(is_start, p, -1), 1, _max_combine)
+        starts = tl.maximum(starts, start_carry[:, None])
+        start_carry = tl.max(tl.where(mask, starts, -1), axis=1)
+        is_end = mask & (((p + 1) == n) | (k != kn))
+        lens = tl.where(is_end, p - starts + 1, 0)
+        top = tl.max(lens, axis=1)
+        at = tl.min(tl.where(is_end & (lens == top[:, None]), p, n), axis=1)
+        better = top > best_len
+        best_pos = tl.where(better, at, best_pos)
+        best_len = tl.where(better, top, best_len)
+    j = tl.load(I + r * n + best_pos, mask=rm, other=0)
+    val = tl.load(x + _offset(r, oshape, xo, NDIM, False) + j * xs, mask=rm)
+    tl.store(v + _offset(r, oshape, vo, NDIM, False), val, mask=rm)
+    tl.store(ind + _offset(r, oshape, io, NDIM, False), j, mask=rm)
+
+
+def mode_rows(outer, n, x, xl, values, vl, indices, il):
+    _require(x, "mode", "bif")
+    rows = _prod(outer)
+    if rows == 0 or n == 0:
+        return
+    K, I = _sort_launch(x, xl, outer, n, False)
+    oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
+    rb, blk = _row_tile(rows, n)
+    _mode_kernel[(triton.cdiv(rows, rb),)](K, I, x, oshape, xo, xl[1], values, vo, indices, io,
+                                           rows, n, NDIM=len(oshape), R=rb, BLOCK=blk)
+
+
+# ---- scans ----------------------------------------------------------------------------------
+
+@triton.jit
+def _logaddexp_combine(a, b):
+    """log(exp(a) + exp(b)) as the CPU computes it (NaN wins; equal infinities stay)."""
+    lo = tl.minimum(a, b)
+    hi = tl.maximum(a, b)
+    r = hi + _log1p(tl.exp(lo - hi))
+    r = tl.where((lo == hi) & (tl.abs(lo) == float("inf")), a, r)
+    return tl.where((a != a) | (b != b), float("nan"), r)
+
+
+@triton.jit
+def _scan_tile(v, KIND: tl.constexpr):
+    if KIND == 0:
+        s = tl.cumsum(v, 0)
+    elif KIND == 1:
+        s = tl.cumprod(v, 0)
+    else:
+        s = tl.associative_scan(v, 0, _logaddexp_combine)
+    return s
+
+
+@triton.jit
+def _scan_apply(carry, s, KIND: tl.constexpr):
+    if KIND == 0:
+        r = carry + s
+    elif KIND == 1:
+        r = carry * s
+    else:
+        r = _logaddexp_combine(carry, s)
+    return r
+
+
+@triton.jit
+def _last_row(s, rows, last):
+    """Row ``last`` of the tile s ([BN, BI]) as a [BI] vector."""
+    return tl.sum(tl.where((rows == last)[:, None], s, tl.zeros_like(s)), axis=0)
+
+
+@triton.jit
+def _scan_kernel(x, y, n, inner, KIND: tl.constexpr, ACC: tl.constexpr, BN: tl.constexpr,
+                 BI: tl.constexpr):
+    r = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1).to(tl.int64) * BI + tl.arange(0, BI).to(tl.int64)
+    cmask = cols < inner
+    base = r * n * inner
+    rows = tl.arange(0, BN).to(tl.int64)
+    if KIND == 0:
+        ident = 0
+    elif KIND == 1:
+        ident = 1
+    else:
+        ident = float("-inf")
+    carry = tl.zeros([BI], dtype=ACC) + ident
+    for i0 in range(0, n, BN):
+        ri = i0 + rows
+        m2 = (ri < n)[:, None] & cmask[None, :]
+        off = base + ri[:, None] * inner + cols[None, :]
+        v = tl.load(x + off, mask=m2, other=0).to(ACC)
+        v = tl.where(m2, v, tl.zeros_like(v) + ident)
+        s = _scan_apply(carry[None, :], _scan_tile(v, KIND), KIND)
+        tl.store(y + off, _down(s, y.dtype.element_ty), mask=m2)
+        carry = _last_row(s, rows, tl.minimum(n - i0, BN) - 1)
+
+
+def _scan_blocks(n, inner):
+    bi = min(_pow2(inner), 64)
+    bn = max(SCAN_TILE // bi, 16)
+    bn = min(bn, _pow2(n, 16))
+    return bn, bi
+
+
+def _acc(t):
+    name = t.dtype.name
+    if name in ("float16", "bfloat16", "float32"):
+        return tl.float32
+    if name == "float64":
+        return tl.float64
+    return tl.int64
+
+
+def scan(kind, x, y, outer, n, inner):
+    """y = scan of contiguous x viewed as (outer, n, inner) along n; same dtype."""
+    k = SCAN_KINDS[kind]
+    if k == 2:
+        _require(x, "logcumsumexp_out", "f")
+    else:
+        _require(x, kind, "if")
+    if outer * n * inner == 0:
+        return
+    bn, bi = _scan_blocks(n, inner)
+    _scan_kernel[(outer, triton.cdiv(inner, bi))](x, y, n, inner, KIND=k, ACC=_acc(x), BN=bn,
+                                                  BI=bi)
+
+
+@triton.jit
+def _cummax_combine(v1, i1, v2, i2):
+    take = (v2 != v2) | ((v1 == v1) & (v2 >= v1))
+    return tl.where(take, v2, v1), tl.where(take, i2, i1)
+
+
+@triton.jit
+def _cummin_combine(v1, i1, v2, i2):
+    take = (v2 != v2) | ((v1 == v1) & (v2 <= v1))
+    return tl.where(take, v2, v1), tl.where(take, i2, i1)
+
+
+@triton.jit
+def _cum_ext_kernel(x, val, ind, n, inner, IS_MAX: tl.constexpr, ACC: tl.constexpr,
+                    BN: tl.constexpr, BI: tl.constexpr):
+    r = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1).to(tl.int64) * BI + tl.arange(0, BI).to(tl.int64)
+    cmask = cols < inner
+    base = r * n * inner
+    rows = tl.arange(0, BN).to(tl.int64)
+    cv = tl.load(x + base + cols, mask=cmask, other=0).to(ACC)  # row 0 starts the scan
+    ci = tl.zeros([BI], dtype=tl.int64)
+    for i0 in range(0, n, BN):
+        ri = i0 + rows
+        m2 = (ri < n)[:, None] & cmask[None, :]
+        off = base + ri[:, None] * inner + cols[None, :]
+        v = tl.load(x + off, mask=m2, other=0).to(ACC)
+        idx = tl.zeros([BN, BI], dtype=tl.int64) + ri[:, None]
+        if IS_MAX:
+            sv, si = tl.associative_scan((v, idx), 0, _cummax_combine)
+            sv, si = _cummax_combine(cv[None, :], ci[None, :], sv, si)
+        else:
+            sv, si = tl.associative_scan((v, idx), 0, _cummin_combine)
+            sv, si = _cummin_combine(cv[None, :], ci[None, :], sv, si)
+        tl.store(val + off, _down(sv, val.dtype.element_ty), mask=m2)
+        tl.store(ind + off, si, mask=m2)
+        last = tl.minimum(n - i0, BN) - 1
+        cv = _last_row(sv, rows, last)
+        ci = _last_row(si, rows, last)
+
+
+def cum_ext(is_max, x, values, indices, outer, n, inner):
+    _require(x, "cummax" if is_max else "cummin", "bif")
+    if outer * n * inner == 0:
+        return
+    bn, bi = _scan_blocks(n, inner)
+    _cum_ext_kernel[(outer, triton.cdiv(inner, bi))](x, values, indices, n, inner,
+                                                     IS_MAX=bool(is_max),
+                                                     ACC=_acc(x), BN=bn, BI=bi)
+
+
+# ---- unique ---------------------------------------------------------------------------------
+
+@triton.jit
+def _iota_kernel(out, n, BLOCK: tl.constexpr):
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    tl.store(out + p, p, mask=p < n)
+
+
+@triton.jit
+def _take_kernel(dst, src, idx, n, BLOCK: tl.constexpr):
+    """dst[p] = src[idx[p]] (int64 buffers)."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    mask = p < n
+    j = tl.load(idx + p, mask=mask, other=0)
+    tl.store(dst + p, tl.load(src + j, mask=mask), mask=mask)
+
+
+@triton.jit
+def _flags_kernel(x, perm, flags, n, m, BP: tl.constexpr, BM: tl.constexpr):
+    """flags[p] = 1 where row perm[p] of x (n, m) differs from row perm[p - 1] (NaN differs
+    from everything), and at p == 0."""
+    p = tl.program_id(0).to(tl.int64) * BP + tl.arange(0, BP).to(tl.int64)
+    mask = p < n
+    a = tl.load(perm + p, mask=mask, other=0)
+    b = tl.load(perm + p - 1, mask=mask & (p > 0), other=0)
+    diff = tl.zeros([BP], dtype=tl.int32)
+    for c0 in range(0, m, BM):
+        c = c0 + tl.arange(0, BM).to(tl.int64)
+        m2 = mask[:, None] & (c < m)[None, :]
+        va = tl.load(x + a[:, None] * m + c[None, :], mask=m2)
+        vb = tl.load(x + b[:, None] * m + c[None, :], mask=m2)
+        if va.dtype == tl.float16 or va.dtype == tl.bfloat16:
+            va = va.to(tl.float32)
+            vb = vb.to(tl.float32)
+        diff += tl.sum((m2 & (va != vb)).to(tl.int32), axis=1)
+    f = ((diff > 0) | (p == 0)).to(tl.int32)
+    tl.store(flags + p, f, mask=mask)
+
+
+@triton.jit
+def _groups_kernel(perm, flags, inverse, first, starts, u_out, n, HAS_INV: tl.constexpr,
+                   BLOCK: tl.constexpr):
+    """One program: numbers the groups in sorted order; first[g] = perm[start of g],
+    starts[g] = start of g, inverse[perm[p]] = group of p; u_out[0] = group count."""
+    carry = tl.sum(tl.zeros([BLOCK], dtype=tl.int64), axis=0)  # an int64 scalar
+    for c in range(0, n, BLOCK):
+        p = c + tl.arange(0, BLOCK).to(tl.int64)
+        mask = p < n
+        f = tl.load(flags + p, mask=mask, other=0).to(tl.int64)
+        g = carry + tl.cumsum(f, 0) - 1
+        pp = tl.load(perm + p, mask=mask, other=0)
+        is_first = mask & (f > 0)
+        tl.store(first + g, pp, mask=is_first)
+        tl.store(starts + g, p, mask=is_first)
+        if HAS_INV:
+            tl.store(inverse + pp, g, mask=mask)
+        carry += tl.sum(f, axis=0)
+    tl.store(u_out, carry)
+
+
+@triton.jit
+def _counts_kernel(starts, counts, u, n, BLOCK: tl.constexpr):
+    g = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    mask = g < u
+    s = tl.load(starts + g, mask=mask, other=0)
+    e = tl.load(starts + g + 1, mask=mask & (g + 1 < u), other=n)
+    e = tl.where(g + 1 < u, e, n)
+    tl.store(counts + g, e - s, mask=mask)
+
+
+def _groups(x, n, m, perm, inverse, counts, first):
+    """Groups the rows of x (n, m) taken in perm order; returns the group count."""
+    dev = _device(x)
+    flags = _empty((n,), _dtype.int32, dev)
+    bm = min(_pow2(m), 32)
+    bp = max(BLOCK // bm, 16)
+    _flags_kernel[(triton.cdiv(n, bp),)](x, perm, flags, n, m, BP=bp, BM=bm)
+    starts = _empty((n,), _dtype.int64, dev)
+    u_out = _empty((1,), _dtype.int64, dev)
+    _groups_kernel[(1,)](perm, flags, inverse if inverse is not None else perm, first, starts,
+                         u_out, n, HAS_INV=inverse is not None, BLOCK=min(BLOCK, _pow2(n, 16)))
+    u = int(u_out.item())
+    if u:
+        _counts_kernel[(triton.cdiv(u, BLOCK),)](starts, counts, u, n, BLOCK=BLOCK)
+    return u
+
+
+def unique_rows(x, n, m, do_sort, perm, inverse, counts, first):
+    """Groups equal rows of contiguous x viewed as (n, m); returns the number of groups.
+    ``inverse`` may be None when it is not wanted."""
+    if n == 0:
+        return 0
+    _iota_kernel[(triton.cdiv(n, BLOCK),)](perm, n, BLOCK=BLOCK)
+    if do_sort:
+        # stable sorts by each column, last column first: lexicographic row order
+        for j in range(m - 1, -1, -1):
+            _, I = _sort_launch(x, ((), m), (), n, False, x_off=j, perm=perm)
+            _take_kernel[(triton.cdiv(n, BLOCK),)](I, perm, I, n, BLOCK=BLOCK)
+            _copy_i64(perm, I, n)
+    return _groups(x, n, m, perm, inverse, counts, first)
+
+
+@triton.jit
+def _copy_kernel(dst, src, n, BLOCK: tl.constexpr):
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    mask = p < n
+    tl.store(dst + p, tl.load(src + p, mask=mask), mask=mask)
+
+
+def _copy_i64(dst, src, n):
+    _copy_kernel[(triton.cdiv(n, BLOCK),)](dst, src, n, BLOCK=BLOCK)
+
+
+def unique_flat(x, n, values, inverse, counts):
+    """Sorted unique values of contiguous x (n elements) into values; returns how many.
+    ``inverse`` may be None when it is not wanted."""
+    if n == 0:
+        return 0
+    _, I = _sort_launch(x, ((), 1), (), n, False)
+    first = _empty((n,), _dtype.int64, _device(x))
+    u = _groups(x, n, 1, I, inverse, counts, first)
+    gather_rows(values, x, first, u, x.dtype.itemsize)
+    return u
+
+
+@triton.jit
+def _gather_rows_kernel(dst, src, rows, total, m, BLOCK: tl.constexpr):
+    e = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    mask = e < total
+    g = e // m
+    c = e % m
+    r = tl.load(rows + g, mask=mask, other=0)
+    tl.store(dst + e, tl.load(src + r * m + c, mask=mask), mask=mask)
+
+
+def gather_rows(dst, src, rows, count, row_bytes):
+    """dst[g, :] = src[rows[g], :] for contiguous rows of ``row_bytes`` bytes (dst and src
+    have the same dtype)."""
+    m = row_bytes // dst.dtype.itemsize
+    total = count * m
+    if total:
+        _gather_rows_kernel[(triton.cdiv(total, BLOCK),)](dst, src, rows, total, m, BLOCK=BLOCK)
+
+
+# ---- counting -------------------------------------------------------------------------------
+
+@triton.jit
+def _int_range_kernel(x, n, s, out, BLOCK: tl.constexpr):
+    lo = tl.zeros([BLOCK], dtype=tl.int64) + 0x7FFFFFFFFFFFFFFF
+    hi = tl.zeros([BLOCK], dtype=tl.int64) - 0x7FFFFFFFFFFFFFFF - 1
+    for c in range(0, n, BLOCK):
+        p = c + tl.arange(0, BLOCK).to(tl.int64)
+        mask = p < n
+        v = tl.load(x + p * s, mask=mask, other=0).to(tl.int64)
+        lo = tl.where(mask, tl.minimum(lo, v), lo)
+        hi = tl.where(mask, tl.maximum(hi, v), hi)
+    tl.store(out, tl.min(lo, axis=0))
+    tl.store(out + 1, tl.max(hi, axis=0))
+
+
+def int_range(x):
+    """(min, max) of a 1-d integer tensor ((0, 0) when empty)."""
+    _require(x, "bincount", "i")
+    n = x._shape[0]
+    if n == 0:
+        return (0, 0)
+    out = _empty((2,), _dtype.int64, _device(x))
+    _int_range_kernel[(1,)](x, n, x._stride[0], out, BLOCK=min(BLOCK, _pow2(n, 16)))
+    lo, hi = out.tolist()
+    return (int(lo), int(hi))
+
+
+@triton.jit
+def _bincount_kernel(x, n, s, w, ws, out, MODE: tl.constexpr, BLOCK: tl.constexpr):
+    """MODE 0: counts (int64); 1: float32 weights; 2: float64 sums of weights."""
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    mask = p < n
+    b = tl.load(x + p * s, mask=mask, other=0).to(tl.int64)
+    if MODE == 0:
+        add = tl.zeros([BLOCK], dtype=tl.int64) + 1
+    elif MODE == 1:
+        add = tl.load(w + p * ws, mask=mask, other=0).to(tl.float32)
+    else:
+        add = tl.load(w + p * ws, mask=mask, other=0)
+        if add.dtype == tl.float16 or add.dtype == tl.bfloat16:
+            add = add.to(tl.float32)
+        add = add.to(tl.float64)
+    tl.atomic_add(out + b, add, mask=mask)
+
+
+def bincount(x, weights, out):
+    _require(x, "bincount", "i")
+    n = x._shape[0]
+    if n == 0:
+        return
+    oname = out.dtype.name
+    mode = 0 if oname == "int64" else 1 if oname == "float32" else 2
+    if mode:
+        _require(weights, "bincount", "if")
+    w = weights if weights is not None else x
+    ws = w._stride[0] if weights is not None else 0
+    _bincount_kernel[(triton.cdiv(n, BLOCK),)](x, n, x._stride[0], w, ws, out, MODE=mode,
+                                               BLOCK=BLOCK)
+
+
+def _flat_layout(x):
+    shape, (st,) = collapse(tuple(x._shape), [tuple(x._stride)])
+    if len(shape) > MAX_DIMS:
+        raise RuntimeError(f"sort kernel: {len(shape)} non-mergeable dims, at most {MAX_DIMS}")
+    return shape, st
+
+
+@triton.jit
+def _float_range_kernel(x, n, shape, st, out, NDIM: tl.constexpr, BLOCK: tl.constexpr):
+    lo = tl.zeros([BLOCK], dtype=tl.float64) + float("inf")
+    hi = tl.zeros([BLOCK], dtype=tl.float64) - float("inf")
+    nan = tl.zeros([BLOCK], dtype=tl.int32)
+    for c in range(0, n, BLOCK):
+        p = c + tl.arange(0, BLOCK).to(tl.int64)
+        mask = p < n
+        v = tl.load(x + _offset(p, shape, st, NDIM, False), mask=mask, other=0)
+        if v.dtype != tl.float64:
+            v = v.to(tl.float32)
+        v = v.to(tl.float64)
+        nan |= (mask & (v != v)).to(tl.int32)
+        ok = mask & (v == v)
+        lo = tl.where(ok, tl.minimum(lo, v), lo)
+        hi = tl.where(ok, tl.maximum(hi, v), hi)
+    lo_s = tl.min(lo, axis=0)
+    hi_s = tl.max(hi, axis=0)
+    any_nan = tl.max(nan, axis=0) > 0
+    tl.store(out, tl.where(any_nan, float("nan"), lo_s))
+    tl.store(out + 1, tl.where(any_nan, float("nan"), hi_s))
+
+
+def float_range(x):
+    """(min, max) of a float tensor as Python floats (NaN, NaN when it has a NaN)."""
+    _require(x, "histc", "f")
+    n = _prod(x._shape)
+    if n == 0:
+        return (0.0, 0.0)
+    shape, st = _flat_layout(x)
+    out = _empty((2,), _dtype.float64, _device(x))
+    _float_range_kernel[(1,)](x, n, shape, st, out, NDIM=len(shape),
+                              BLOCK=min(BLOCK, _pow2(n, 16)))
+    lo, hi = out.tolist()
+    return (float(lo), float(hi))
+
+
+@triton.jit
+def _histc_kernel(x, n, shape, st, hist, bins, lo_bits, hi_bits, NDIM: tl.constexpr,
+                  BLOCK: tl.constexpr):
+    p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    mask = p < n
+    v = tl.load(x + _offset(p, shape, st, NDIM, False), mask=mask, other=0)
+    if v.dtype != tl.float64:
+        v = v.to(tl.float32)
+    lo = lo_bits.to(tl.int64).to(tl.float64, bitcast=True).to(v.dtype)
+    hi = hi_bits.to(tl.int64).to(tl.float64, bitcast=True).to(v.dtype)
+    inside = mask & (v >= lo) & (v <= hi)
+    num = (v - lo) * (tl.zeros_like(v) + bins)
+    den = hi - lo
+    if v.dtype == tl.float32:
+        q = tl.div_rn(num, den)
+    else:
+        q = num / den
+    q = tl.where(inside, q, 0)
+    b = q.to(tl.int64)
+    b = tl.minimum(tl.maximum(b, 0), bins - 1)
+    tl.atomic_add(hist + b, tl.zeros([BLOCK], dtype=tl.int64) + 1, mask=inside)
+
+
+def histc(x, out, bins, lo, hi):
+    """out (contiguous, ``bins`` elements, x's dtype) = histogram of x over [lo, hi]."""
+    _require(x, "histogram", "f")
+    from .copy import copy, fill
+    dev = _device(x)
+    hist = _empty((bins,), _dtype.int64, dev)
+    fill(hist, 0)
+    n = _prod(x._shape)
+    if n:
+        shape, st = _flat_layout(x)
+        _histc_kernel[(triton.cdiv(n, BLOCK),)](x, n, shape, st, hist, bins, _f64_bits(lo),
+                                                _f64_bits(hi), NDIM=len(shape), BLOCK=BLOCK)
+    copy(out, hist, (1,))
+
+
+@triton.jit
+def _searchsorted_kernel(b, oshape, bo, bs, srt, so, ss, v, vo, vs, out, oo, os, nb, nv, iters,
+                         RIGHT: tl.constexpr, HAS_SORTER: tl.constexpr, NDIM: tl.constexpr,
+                         BLOCK: tl.constexpr):
+    r = tl.program_id(0).to(tl.int64)
+    j = tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
+    mask = j < nv
+    brow = _offset(r, oshape, bo, NDIM, False)
+    srow = _offset(r, oshape, so, NDIM, False)
+    val = tl.load(v + _offset(r, oshape, vo, NDIM, False) + j * vs, mask=mask, other=0)
+    if val.dtype == tl.float16 or val.dtype == tl.bfloat16:
+        val = val.to(tl.float32)
+    lo = tl.zeros([BLOCK], dtype=tl.int64)
+    hi = tl.zeros([BLOCK], dtype=tl.int64) + nb
+    for _ in range(iters):
+        active = mask & (lo < hi)
+        mid = lo + ((hi - lo) >> 1)
+        if HAS_SORTER:
+            at = tl.load(srt + srow + mid * ss, mask=active, other=0)
+        else:
+            at = mid
+        mv = tl.load(b + brow + at * bs, mask=active, other=0)
+        if mv.dtype == tl.float16 or mv.dtype == tl.bfloat16:
+            mv = mv.to(tl.float32)
+        if RIGHT:
+            go_right = ~(mv > val)
+        else:
+            go_right = ~(mv >= val)
+        lo = tl.where(active & go_right, mid + 1, lo)
+        hi = tl.where(active & (~go_right), mid, hi)
+    tl.store(out + _offset(r, oshape, oo, NDIM, False) + j * os,
+             lo.to(out.dtype.element_ty), mask=mask)
+
+
+def searchsorted(outer, nb, nv, right, b, bl, sorter, sl, v, vl, out, ol):
+    _require(b, "searchsorted_out", "if")
+    rows = _prod(outer)
+    if rows == 0 or nv == 0:
+        return
+    oshape, (bo, so, vo, oo) = _outer(outer, [bl[0], sl[0], vl[0], ol[0]])
+    _searchsorted_kernel[(rows, triton.cdiv(nv, BLOCK))](
+        b, oshape, bo, bl[1], sorter if sorter is not None else b, so, sl[1], v, vo, vl[1],
+        out, oo, ol[1], nb, nv, max(nb, 1).bit_length() + 1, RIGHT=bool(right),
+        HAS_SORTER=sorter is not None, NDIM=len(oshape), BLOCK=BLOCK)
