@@ -43,7 +43,7 @@ import triton.language as tl
 
 from .. import _dtype
 from .pointwise import MAX_DIMS, _down, _offset, collapse
-from .pointwise_ops import _log1p
+from .pointwise_math import _log1p
 
 SORT_BLOCK = 1024   # longest row sorted in one program (power of two); longer rows merge
 SORT_TILE = 2048    # elements per sort program: short rows are sorted several at a time
