@@ -10,7 +10,9 @@ as an ordinary function that checks its arguments and allocates its output:
 * ``row_softmax(x)``: softmax over the last dim of a 2-D tensor, one program per row,
   the row kept in registers (one read, one write).
 
-Both are checked against framework's own ops. Run it on a GPU as is, or on any machine
+``ScaledAddLeakyReLU`` makes the first one differentiable: an ``autograd.Function`` whose
+backward is a second Triton kernel (it recomputes alpha*x + y rather than saving it).
+Everything is checked against framework's own ops (and their autograd). Run it on a GPU as is, or on any machine
 with Triton's interpreter:  ``TRITON_INTERPRET=1 python examples/custom_kernel.py``
 """
 import os
@@ -57,6 +59,44 @@ def scaled_add_leaky_relu(x, y, alpha=1.0, negative_slope=0.01):
         _scaled_add_leaky_relu_kernel[(triton.cdiv(n, block),)](
             x, y, out, n, float(alpha), float(negative_slope), BLOCK=block, num_warps=4)
     return out
+
+
+# ---- the same op with a gradient: autograd.Function over a backward kernel -------------------
+
+@triton.jit
+def _scaled_add_leaky_relu_backward_kernel(x_ptr, y_ptr, g_ptr, gx_ptr, gy_ptr, n, alpha,
+                                           negative_slope, BLOCK: tl.constexpr):
+    """gy = g * leaky_relu'(alpha*x + y), gx = alpha * gy (all contiguous, one dtype)."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    y = tl.load(y_ptr + offs, mask=mask).to(tl.float32)
+    g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
+    gy = tl.where(x * alpha + y >= 0, g, g * negative_slope)
+    tl.store(gy_ptr + offs, gy.to(gy_ptr.dtype.element_ty), mask=mask)
+    tl.store(gx_ptr + offs, (gy * alpha).to(gx_ptr.dtype.element_ty), mask=mask)
+
+
+class ScaledAddLeakyReLU(fw.autograd.Function):
+    """``leaky_relu(alpha * x + y)`` with gradients for x and y, both passes in Triton."""
+
+    @staticmethod
+    def forward(ctx, x, y, alpha=1.0, negative_slope=0.01):
+        ctx.save_for_backward(x, y)
+        ctx.alpha, ctx.negative_slope = float(alpha), float(negative_slope)
+        return scaled_add_leaky_relu(x, y, alpha, negative_slope)
+
+    @staticmethod
+    @fw.autograd.once_differentiable      # the backward kernel has no derivative itself
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        x, y, grad = x.contiguous(), y.contiguous(), grad.contiguous()
+        gx, gy = fw.empty_like(x), fw.empty_like(y)
+        n, block = x.numel(), 1024
+        if n:
+            _scaled_add_leaky_relu_backward_kernel[(triton.cdiv(n, block),)](
+                x, y, grad, gx, gy, n, ctx.alpha, ctx.negative_slope, BLOCK=block)
+        return gx, gy, None, None
 
 
 # ---- a row reduction kernel -----------------------------------------------------------------
@@ -139,6 +179,18 @@ def check(device="cuda", n=100_003, shape=(37, 1000)):
         errors[f"row_softmax {dtype} transposed"] = err = max_error(
             row_softmax(at), softmax_reference(at))
         assert err <= tol, (dtype, err)
+    # gradients of the autograd.Function against framework's own ops and autograd
+    x = fw.randn(n, device=device, requires_grad=True)
+    y = fw.randn(n, device=device, requires_grad=True)
+    w = fw.randn(n, device=device)
+    (ScaledAddLeakyReLU.apply(x, y, 0.5, 0.1) * w).sum().backward()
+    gx, gy = x.grad, y.grad
+    x.grad = y.grad = None
+    (F.leaky_relu(x * 0.5 + y, 0.1) * w).sum().backward()
+    errors["ScaledAddLeakyReLU grad x"] = err = max_error(gx, x.grad)
+    assert err <= 1e-5, err
+    errors["ScaledAddLeakyReLU grad y"] = err = max_error(gy, y.grad)
+    assert err <= 1e-5, err
     # edge cases: empty, one element, a row of -inf-free large numbers
     assert scaled_add_leaky_relu(fw.empty(0, device=device), fw.empty(0, device=device)).numel() == 0
     one = scaled_add_leaky_relu(fw.full((1,), -2.0, device=device), fw.ones(1, device=device))
