@@ -45,7 +45,7 @@ from .pointwise import _down, _offset, _params, _params_bits, _up, collapse, typ
 MAX_DIMS = 8           # kept or reduced dims left after merging
 _TARGET = 1024         # programs worth launching: split the reduced range below this many
 _MIN_WORK = 16384      # elements a split program reduces at least
-_BIG = 2**63 - 1       # "no index yet" in the argmax/argmin lanes
+_BIG = tl.constexpr(2**63 - 1)  # "no index yet" in the argmax/argmin lanes
 _INT32_LIMIT = 2**31
 
 # MAP: an element's contribution (c: the output's centre, p: the norm's p)
@@ -103,7 +103,7 @@ def _fold_best(acc, IS_MAX: tl.constexpr, IS_FLOAT: tl.constexpr):
 
 
 @triton.jit
-def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ntot, ostep, p0, p1,
+def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, ntot,
                    kshape, kstride, o0stride, o1stride, rshape, rstride,
                    MAP: tl.constexpr, COMB: tl.constexpr, FINAL: tl.constexpr,
                    ACC: tl.constexpr, LO: tl.constexpr, HI: tl.constexpr,
@@ -125,7 +125,7 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ntot, ostep, p0
     re = tl.minimum(rb + chunk, rnum)
     mmask = m < onum
     koff = _offset(m, kshape, kstride, NK, K_CONTIG)
-    p0, p1, _ = _params(p0, p1, p1)
+    p0, p1, ntot = _params(p0, p1, ntot)  # ntot: the number of reduced elements
     if HAS_C:
         c = tl.load(center + m, mask=mmask, other=0)
         cc = c[:, None]
@@ -201,7 +201,10 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ntot, ostep, p0
     elif COMB == 5:
         s = tl.max(acc, 1)
     elif COMB == 6 or COMB == 7:
-        s = _fold_best(acc, COMB == 6, IS_FLOAT)
+        if COMB == 6:
+            s = _fold_best(acc, True, IS_FLOAT)
+        else:
+            s = _fold_best(acc, False, IS_FLOAT)
         if IS_FLOAT:
             isn = acc != acc
             has = tl.max(isn.to(tl.int32), 1) > 0
@@ -221,7 +224,7 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ntot, ostep, p0
     elif FINAL == 3:
         s = tl.exp2(tl.log2(s.to(tl.float64)) / p0)
     elif FINAL == 4:
-        dof = tl.maximum(ntot.to(tl.float64) - p0, 0.0)
+        dof = tl.maximum(ntot - p0, 0.0)
         s = s.to(tl.float64) / dof
         s = tl.where(p1 != 0, tl.sqrt(s), s)
     elif FINAL == 5:
@@ -298,9 +301,9 @@ def _tiles(kshape, kst, rshape, rst, onum, rnum, itemsize):
     if rst[-1] == 1 and rshape[-1] > 1:
         bn = min(np2(rnum), 2048)
     elif kst[-1] == 1 and kshape[-1] > 1:
-        bn = min(np2(rnum), 64)
+        bn = min(np2(rnum), max(64, tile // np2(onum)))
     else:
-        bn = min(np2(rnum), 128)
+        bn = min(np2(rnum), max(128, tile // np2(onum)))
     bn = max(bn, 1)
     bm = max(1, min(np2(onum), tile // bn))
     return bm, bn, 8 if bm * bn >= 4096 else 4
@@ -360,7 +363,7 @@ def _launch(x, xi, outs, center, g, kst, rshape, rst, MAP, COMB, FINAL, acc, p,
     _reduce_kernel[(kblocks, nsplit)](
         x, dummy if xi is None else xi, dummy if o0 is None else o0[0],
         dummy if o1 is None else o1[0], dummy if center is None else center,
-        onum, chunk, rnum, ntot, ostep, *_params_bits(*p),
+        onum, chunk, rnum, ostep, *_params_bits(*p, ntot),
         g.kshape, kst, g.s0 if o0 is None else o0[1], g.s1 if o1 is None else o1[1],
         rshape, rst, MAP=MAP, COMB=COMB, FINAL=FINAL, ACC=acc, LO=lo, HI=hi,
         IS_FLOAT=acc in (tl.float32, tl.float64), NK=len(g.kshape), NR=len(rshape),
