@@ -40,7 +40,7 @@ import triton.language as tl
 
 from .. import _dtype
 from .._ops import alloc
-from .pointwise import _down, _offset, _params, _params_bits, _up, collapse, type_name
+from .pointwise import _down, _params_bits, collapse, type_name
 
 MAX_DIMS = 8           # kept or reduced dims left after merging
 _TARGET = 1024         # programs worth launching: split the reduced range below this many
@@ -57,36 +57,6 @@ F_NONE, F_MEAN, F_SQRT, F_POW, F_VAR, F_LSE, F_CENTER = range(7)
 
 
 # ---- the kernel -----------------------------------------------------------------------
-
-@triton.jit
-def _mul(a, b):
-    return a * b
-
-
-@triton.jit
-def _map(v, c, p, MAP: tl.constexpr, ACC: tl.constexpr):
-    """What element v (16-bit floats already in float32) contributes, in type ACC."""
-    if MAP == 0:
-        t = v.to(ACC)
-    elif MAP == 1:
-        t = v.to(ACC)
-        t = tl.where(t != t, 0, t)
-    elif MAP == 2:
-        t = (v != 0).to(ACC)
-    elif MAP == 3:
-        t = tl.abs(v.to(ACC))
-    elif MAP == 4:
-        t = v.to(ACC)
-        t = t * t
-    elif MAP == 5:  # |x|^p in float64 (0^p: exp2(-inf) = 0 for p > 0, inf for p < 0)
-        t = tl.exp2(p * tl.log2(tl.abs(v.to(tl.float64)))).to(ACC)
-    elif MAP == 6:
-        d = v.to(ACC) - c
-        t = d * d
-    else:
-        t = tl.exp(v.to(ACC) - c)
-    return t
-
 
 @triton.jit
 def _fold_best(acc, IS_MAX: tl.constexpr, IS_FLOAT: tl.constexpr):
@@ -110,7 +80,8 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, 
                    IS_FLOAT: tl.constexpr, NK: tl.constexpr, NR: tl.constexpr,
                    K_CONTIG: tl.constexpr, R_CONTIG: tl.constexpr, IDX64: tl.constexpr,
                    HAS_OUT0: tl.constexpr, HAS_OUT1: tl.constexpr, HAS_C: tl.constexpr,
-                   IDX_IN: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                   IDX_IN: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   LOG_N: tl.constexpr):
     """Program (i, j): outputs i*BLOCK_M .. +BLOCK_M (linear kept index m) over reduced
     elements [j*chunk, min(rnum, (j+1)*chunk)). x: input; xi: int64 indices of a partial
     argmax/argmin (IDX_IN); center: per-output centre (HAS_C, type ACC, at m); out0/out1
@@ -124,8 +95,28 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, 
         rb = pid_s * chunk
     re = tl.minimum(rb + chunk, rnum)
     mmask = m < onum
-    koff = _offset(m, kshape, kstride, NK, K_CONTIG)
-    p0, p1, ntot = _params(p0, p1, ntot)  # ntot: the number of reduced elements
+    # offsets of the kept index in the input and the outputs, unravelled once (inline:
+    # the interpreter pays ~1 ms for each call of a @jit helper)
+    rem = m
+    koff = m * 0   # (not tl.zeros_like: a @jit helper too)
+    o0 = m * 0
+    o1 = m * 0
+    for d in tl.static_range(NK - 1, 0, -1):
+        k = rem % kshape[d]
+        koff += k * kstride[d]
+        o0 += k * o0stride[d]
+        o1 += k * o1stride[d]
+        rem = rem // kshape[d]
+    if K_CONTIG:
+        koff = m
+    else:
+        koff += rem * kstride[0]
+    o0 += rem * o0stride[0] + pid_s * ostep
+    o1 += rem * o1stride[0] + pid_s * ostep
+    # float parameters from their float64 bits; ntot: the number of reduced elements
+    p0 = p0.to(tl.int64).to(tl.float64, bitcast=True)
+    p1 = p1.to(tl.int64).to(tl.float64, bitcast=True)
+    ntot = ntot.to(tl.int64).to(tl.float64, bitcast=True)
     if HAS_C:
         c = tl.load(center + m, mask=mmask, other=0)
         cc = c[:, None]
@@ -150,27 +141,54 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, 
     acc2 = tl.full([BLOCK_M, BLOCK_N], LO, ACC)          # aminmax: the max
     bidx = tl.full([BLOCK_M, BLOCK_N], _BIG, tl.int64)   # argmax/argmin: lane's index
 
+    # (the loop body calls no @jit helpers: the interpreter pays ~1 ms for each call)
     for r0 in range(rb, re, BLOCK_N):
         r = r0 + tl.arange(0, BLOCK_N)
         mask = mmask[:, None] & (r < re)[None, :]
-        off = koff[:, None] + _offset(r, rshape, rstride, NR, R_CONTIG)[None, :]
-        v = _up(tl.load(x + off, mask=mask, other=0))
+        if R_CONTIG:
+            roff = r
+        else:  # unravel the flat reduced index (row-major over rshape)
+            rem = r
+            roff = r * 0
+            for d in tl.static_range(NR - 1, 0, -1):
+                roff += (rem % rshape[d]) * rstride[d]
+                rem = rem // rshape[d]
+            roff += rem * rstride[0]
+        off = koff[:, None] + roff[None, :]
+        v = tl.load(x + off, mask=mask, other=0)
+        if v.dtype.is_fp16() or v.dtype.is_bf16():  # 16-bit floats compute in float32
+            v = v.to(tl.float32)
+        # t: what the element contributes (MAP), in type ACC (all/any look at v itself)
+        if COMB != 4 and COMB != 5:
+            if MAP == 2:
+                t = (v != 0).to(ACC)
+            elif MAP == 5:  # |x|^p in float64 (0^p: exp2(-inf) = 0 for p > 0, inf for p < 0)
+                t = tl.exp2(p0 * tl.log2(tl.abs(v.to(tl.float64)))).to(ACC)
+            else:
+                t = v.to(ACC)
+                if MAP == 1:
+                    t = tl.where(t != t, 0, t)
+                elif MAP == 3:
+                    t = tl.abs(t)
+                elif MAP == 4:
+                    t = t * t
+                elif MAP == 6:
+                    t = (t - cc) * (t - cc)
+                elif MAP == 7:
+                    t = tl.exp(t - cc)
         if COMB == 0:
-            acc += tl.where(mask, _map(v, cc, p0, MAP, ACC), 0)
+            acc += tl.where(mask, t, 0)
         elif COMB == 1:
-            acc *= tl.where(mask, _map(v, cc, p0, MAP, ACC), 1)
+            acc *= tl.where(mask, t, 1)
         elif COMB == 2:
-            t = _map(v, cc, p0, MAP, ACC)
             acc = tl.where(mask & ((t > acc) | (t != t)), t, acc)
         elif COMB == 3:
-            t = _map(v, cc, p0, MAP, ACC)
             acc = tl.where(mask & ((t < acc) | (t != t)), t, acc)
         elif COMB == 4:
             acc = tl.minimum(acc, tl.where(mask, (v != 0).to(tl.int32), 1))
         elif COMB == 5:
             acc = tl.maximum(acc, tl.where(mask, (v != 0).to(tl.int32), 0))
         elif COMB == 6 or COMB == 7:
-            t = v.to(ACC)
             if IDX_IN:
                 idx = tl.load(xi + off, mask=mask, other=0)
             else:
@@ -183,15 +201,18 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, 
             acc = tl.where(take, t, acc)
             bidx = tl.where(take, idx, bidx)
         else:
-            t = v.to(ACC)
             acc = tl.where(mask & ((t < acc) | (t != t)), t, acc)
             acc2 = tl.where(mask & ((t > acc2) | (t != t)), t, acc2)
 
     # lanes -> one state per output
     if COMB == 0:
         s = tl.sum(acc, 1)
-    elif COMB == 1:
-        s = tl.reduce(acc, 1, _mul)
+    elif COMB == 1:  # a tree of halves (the interpreter runs tl.reduce(_mul) per element)
+        s = acc
+        for i in tl.static_range(LOG_N):
+            a, b = tl.split(tl.reshape(s, [BLOCK_M, BLOCK_N >> (i + 1), 2]))
+            s = a * b
+        s = tl.reshape(s, [BLOCK_M])
     elif COMB == 2:
         s = _fold_best(acc, True, IS_FLOAT)
     elif COMB == 3:
@@ -232,12 +253,9 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, 
     elif FINAL == 6:
         s = tl.where(tl.abs(s) == float("inf"), 0, s)
 
-    base = pid_s * ostep
     if HAS_OUT0:
-        o0 = base + _offset(m, kshape, o0stride, NK, False)
         tl.store(out0 + o0, _down(s, out0.dtype.element_ty), mask=mmask)
     if HAS_OUT1:
-        o1 = base + _offset(m, kshape, o1stride, NK, False)
         if COMB == 6 or COMB == 7:
             tl.store(out1 + o1, ix, mask=mmask)
         elif COMB == 8:
@@ -370,6 +388,7 @@ def _launch(x, xi, outs, center, g, kst, rshape, rst, MAP, COMB, FINAL, acc, p,
         K_CONTIG=len(g.kshape) == 1 and kst[0] == 1, R_CONTIG=len(rshape) == 1 and rst[0] == 1,
         IDX64=idx64, HAS_OUT0=o0 is not None, HAS_OUT1=o1 is not None,
         HAS_C=center is not None, IDX_IN=xi is not None, BLOCK_M=bm, BLOCK_N=bn,
+        LOG_N=bn.bit_length() - 1,
         num_warps=warps)
 
 
