@@ -88,8 +88,9 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, 
     at the kept offsets (o0stride/o1stride) plus j*ostep."""
     pid_s = tl.program_id(1)
     if IDX64:
+        pid_s = pid_s.to(tl.int64)
         m = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M).to(tl.int64)
-        rb = pid_s.to(tl.int64) * chunk
+        rb = pid_s * chunk
     else:
         m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
         rb = pid_s * chunk

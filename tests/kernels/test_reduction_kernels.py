@@ -7,7 +7,6 @@ import pytest
 
 import framework as fw
 from framework._cpu import reduction as C
-from framework._ops import alloc
 from framework._ops.reduction import _geometry
 
 pytestmark = [pytest.mark.skipif(not fw.cuda.is_available(),
@@ -23,7 +22,7 @@ TOL = {fw.float16: (2e-3, 2e-3), fw.bfloat16: (1.6e-2, 1e-2), fw.float32: (2e-6,
        fw.float64: (1e-12, 1e-12)}
 FLOATS = [fw.float32, fw.float16, fw.bfloat16, fw.float64]
 ALL = [fw.bool, fw.uint8, fw.int32, fw.int64] + FLOATS
-# kernel name -> (dtype of out0 given the input dtype or None, of out1 or None, logical order)
+# integer and bool sums and products are int64
 WIDE = {fw.bool: fw.int64, fw.uint8: fw.int64, fw.int32: fw.int64, fw.int64: fw.int64}
 
 
