@@ -212,8 +212,12 @@ def test_randperm(device):
                                   to_np(fw.randperm(50, generator=g2, device=device)))
     # every position is equally likely to hold any value
     g = gen(device, 12)
-    firsts = np.array([to_np(fw.randperm(4, generator=g, device=device))[0] for _ in range(2000)])
-    assert np.abs(np.bincount(firsts, minlength=4) / 2000 - 0.25).max() < 0.04
+    # (fewer draws on the slow simulated device: 500 keeps the bound above 3.5 sigma)
+    draws = 500 if device == "cuda" and fw.cuda.is_simulated() else 2000
+    firsts = np.array([to_np(fw.randperm(4, generator=g, device=device))[0]
+                       for _ in range(draws)])
+    tol = 0.04 if draws == 2000 else 0.08
+    assert np.abs(np.bincount(firsts, minlength=4) / draws - 0.25).max() < tol
     out = fw.empty(10, dtype=fw.int32, device=device)[::2]
     r = fw.randperm(5, out=out, device=device)
     assert r is out and sorted(to_np(out).tolist()) == [0, 1, 2, 3, 4]

@@ -23,7 +23,7 @@ def example():
 
 def test_example_checks_pass(example):
     errors = example.check(n=3000, shape=(5, 300))
-    assert len(errors) == 12 and all(e >= 0 for e in errors.values())
+    assert len(errors) == 14 and all(e >= 0 for e in errors.values())
 
 
 def test_example_values(example):
