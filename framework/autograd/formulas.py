@@ -148,6 +148,8 @@ def log_softmax_backward(grad, result, dim):
 
 
 def permute_backward(grad, dims):
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = dims[0]      # permute(x, [2, 0, 1]) as well as permute(x, 2, 0, 1)
     nd = len(dims)
     inv = [0] * nd
     for i, d in enumerate(dims):
