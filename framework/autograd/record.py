@@ -66,6 +66,7 @@ class Derivatives:
         self.out_param = "out" in params
         self.is_view = op.returns.startswith("Tensor(a)")
         self.inplace = False
+        self.simple = not any(is_list for _, is_list, _, _ in self.inputs)
 
 
 _META_USES = (r"\b{0}\.(shape|dtype|device)\b", r"\b{0}\.(dim|numel)\(\)",
@@ -143,6 +144,17 @@ class OpNode(Node):
             env["results"] = res
         ns = _namespace or namespace()
         outs = []
+        if d.simple:    # no list inputs: one edge per formula
+            for (name, _, code, closure), e, (meta,) in zip(d.inputs, self.next_functions,
+                                                             self._slots):
+                if e is None:
+                    outs.append(None)
+                    continue
+                g = eval(code, {**ns, **env}) if closure else eval(code, ns, env)
+                if g is not None and (g._shape != meta[0] or g.dtype is not meta[1]):
+                    g = _fit(g, meta)
+                outs.append(g)
+            return outs
         pos = 0
         for (name, is_list, code, closure), metas in zip(d.inputs, self._slots):
             edges = self.next_functions[pos:pos + len(metas)]
