@@ -127,9 +127,13 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
     heapq.heapify(heap)
     prev = grad_mode._mode.enabled
     grad_mode._mode.enabled = create_graph
+    ready = None    # the one ready node while the heap is empty (chains skip the heap)
     try:
-        while heap:
-            _, _, node = heapq.heappop(heap)
+        while heap or ready is not None:
+            if ready is not None:
+                node, ready = ready[2], None
+            else:
+                node = heapq.heappop(heap)[2]
             grads = buffers.pop(node, None) or [None] * node._num_outputs
             if node._tensor_hooks or node._retained or node._prehooks:
                 grads = _call_hooks(node, grads)
@@ -169,7 +173,14 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
-                    heapq.heappush(heap, (-child._seq, id(child), child))
+                    item = (-child._seq, id(child), child)
+                    if ready is None and not heap:
+                        ready = item
+                    else:
+                        if ready is not None:
+                            heapq.heappush(heap, ready)
+                            ready = None
+                        heapq.heappush(heap, item)
             if not run:
                 # its children still wait for this node's (absent) contribution
                 for edge in node.next_functions:
@@ -179,6 +190,9 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
                     left = deps[child] - 1
                     deps[child] = left
                     if left == 0 and (needed is None or needed.get(child, False)):
+                        if ready is not None:
+                            heapq.heappush(heap, ready)
+                            ready = None
                         heapq.heappush(heap, (-child._seq, id(child), child))
     finally:
         grad_mode._mode.enabled = prev

@@ -45,17 +45,21 @@ class Derivatives:
         derivatives = op.derivatives or {
             name: f"not_implemented({op.name!r}, {name!r})" for typ, name, _, _ in op.args
             if typ.startswith("Tensor") and name != "out"}
+        uses = []   # per input: the names its formula reads
         for name, formula in derivatives.items():
             if name not in types:
                 raise ValueError(f"ops.yaml: {op.name}: derivative for unknown input {name!r}")
             code = compile(str(formula), f"<derivative of {op.name} wrt {name}>", "eval")
-            used.update(_IDENT.findall(str(formula)))
+            idents = set(_IDENT.findall(str(formula)))
+            used.update(idents)
+            uses.append(idents)
             typ = types[name]
             # a lambda in a formula cannot see eval's locals: it runs with them as globals
             self.inputs.append((name, "[]" in typ or "..." in typ, code,
                                 "lambda" in str(formula)))
         self.params = params
         self.save = [p for p in params if p in used]
+        self.uses = [frozenset(u & set(self.save)) for u in uses]
         # inputs the formulas read only the shape, dtype or device of: saved as TensorMeta,
         # so that in-place changes to them later do not invalidate this node
         text = " ".join(str(f) for f in derivatives.values())
@@ -134,8 +138,19 @@ class OpNode(Node):
             raise RuntimeError(_FREED)
         d = self._d
         env = {}
-        for k, v in self._saved.items():
-            env[k] = v.unpack(self) if v.__class__ is SavedTensor else _unpack(v, self)
+        saved = self._saved
+        if d.simple and len(d.inputs) > 1:
+            # unpack (and version-check) only what the formulas to run read
+            names = set()
+            for u, e in zip(d.uses, self.next_functions):
+                if e is not None:
+                    names |= u
+            for k in names:
+                v = saved[k]
+                env[k] = v.unpack(self) if v.__class__ is SavedTensor else _unpack(v, self)
+        else:
+            for k, v in saved.items():
+                env[k] = v.unpack(self) if v.__class__ is SavedTensor else _unpack(v, self)
         env["grad"] = grads[0]
         env["grads"] = grads
         if self._results is not None:
@@ -349,8 +364,19 @@ def _attach(d, saved, edges, slots, result):
     node._d = d
     node._slots = slots
     node._saved = saved
+    if result.__class__ is Tensor:      # the common case: one tensor output
+        if d.save_result:
+            node._results = [SavedTensor(result, True, 0)]
+        if result.dtype.is_floating_point:
+            result.grad_fn = node
+            result._requires_grad = True
+            result._output_nr = 0
+        if anomaly_mode._enabled:
+            anomaly_mode.record_trace(node)
+        return result
     outs = result if isinstance(result, tuple) else (result,)
     node._num_outputs = len(outs)
+    # (shape, dtype, device) per output, to give missing gradients of some outputs zeros
     node._out_meta = tuple((o._shape, o.dtype, o._storage.device) if isinstance(o, Tensor)
                            else None for o in outs)
     if d.save_result:
