@@ -43,13 +43,6 @@ _ATOMIC_MINMAX = ("int32", "int64")
 
 # ---- host helpers ---------------------------------------------------------------------
 
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def _contig(shape):
     return alloc.contiguous_strides(tuple(shape))
 
@@ -222,7 +215,7 @@ def index_offsets(out, shape, indices, sizes, src_strides, dims, allow_negative=
                   style=STYLE_DIM, prefix=""):
     """out[p] = sum_k wrap(indices[k][p]) * src_strides[k] (int64 indices broadcast to
     ``shape``); raises IndexError for an index out of [-size, size)."""
-    n = _numel(shape)
+    n = alloc.numel(shape)
     if n == 0:
         return
     K = len(indices)
@@ -251,7 +244,7 @@ def _linear_offsets_kernel(out, n, shape, st, NDIM: tl.constexpr, IDX64: tl.cons
 
 def linear_offsets(out, shape, strides):
     """out[p] = element offset of row-major position p of (shape, strides)."""
-    n = _numel(shape)
+    n = alloc.numel(shape)
     if n == 0:
         return
     cshape, (_, st) = collapse(tuple(shape), [_contig(shape), tuple(strides)])
@@ -399,7 +392,7 @@ def index_loop(mode, x, x_strides, x_off, y, y_strides, y_off, outer, alpha=1):
     offsets, or an int stride between index positions) over ``outer`` dims:
     GATHER y = x, PUT x = y, ACCUMULATE x += alpha * y."""
     P = x_off.numel()
-    O = _numel(outer)
+    O = alloc.numel(outer)
     if P == 0 or O == 0:
         return
     oshape, (xs, ys) = collapse(tuple(outer), [tuple(x_strides), tuple(y_strides)])
@@ -446,7 +439,7 @@ def gather(out, out_strides, src, src_strides, index, index_strides, shape, dim,
     """out[e] = src[e with index[e] at ``dim``] over index's shape (src_strides has 0 at
     dim; dim_stride is src's real stride there)."""
     _check_index_dtype("gather", index)
-    n = _numel(shape)
+    n = alloc.numel(shape)
     if n == 0:
         return
     cshape, (so, ss, si) = collapse(tuple(shape), [tuple(out_strides), tuple(src_strides),
@@ -502,7 +495,7 @@ def scatter(reduce, self, self_strides, index, index_strides, src, src_strides, 
     last; self_strides has 0 there, dim_stride is self's real stride at dim)."""
     _check_index_dtype("scatter", index)
     r = REDUCE[reduce]
-    n = _numel(shape)
+    n = alloc.numel(shape)
     if n == 0:
         return
     P = shape[-1]
@@ -619,7 +612,7 @@ def _total(starts, nb):
 
 
 def _count(x, shape, strides):
-    n = _numel(shape)
+    n = alloc.numel(shape)
     if n == 0:
         return 0
     cshape, (st,) = collapse(tuple(shape), [tuple(strides)])
@@ -654,7 +647,7 @@ def mask_count(mask, mask_strides, shape):
 
 def masked_select(out, x, x_strides, mask, mask_strides, shape):
     """out (1-d, contiguous, mask_count elements) = x where mask, row-major over shape."""
-    n = _numel(shape)
+    n = alloc.numel(shape)
     if n == 0:
         return
     cshape, (sm, sx) = collapse(tuple(shape), [tuple(mask_strides), tuple(x_strides)])

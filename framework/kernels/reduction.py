@@ -280,13 +280,6 @@ _RANGE = {tl.int8: (-2**7, 2**7 - 1), tl.uint8: (0, 2**8 - 1), tl.int16: (-2**15
           tl.float32: (float("-inf"), float("inf")), tl.float64: (float("-inf"), float("inf"))}
 
 
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def _row_major(shape):
     st, n = [], 1
     for s in reversed(shape):
@@ -304,7 +297,7 @@ class _Geom:
     and reduced (shape; input strides)."""
 
     def __init__(self, ks, ki, k0, k1, rs, ri):
-        self.onum, self.rnum = _numel(ks), _numel(rs)
+        self.onum, self.rnum = alloc.numel(ks), alloc.numel(rs)
         self.kshape, (self.kst, self.s0, self.s1, self.lin) = collapse(
             tuple(ks), [tuple(ki), tuple(k0), tuple(k1), _row_major(ks)])
         self.rshape, (self.rst,) = collapse(tuple(rs), [tuple(ri)])
@@ -337,7 +330,7 @@ def _go(x, outs, g, MAP, COMB, FINAL, acc, center=None, p=(0.0, 0.0), split=True
     rshape = g.rshape if rshape is None else rshape
     rst = g.rst if rst is None else rst
     onum = g.onum
-    rnum = _numel(rshape)
+    rnum = alloc.numel(rshape)
     ntot = g.rnum if ntot is None else ntot
     bm, bn, warps = _tiles(g.kshape, kst, rshape, rst, onum, rnum, x.dtype.itemsize)
     kblocks = triton.cdiv(onum, bm)
@@ -368,7 +361,7 @@ def _go(x, outs, g, MAP, COMB, FINAL, acc, center=None, p=(0.0, 0.0), split=True
 
 def _launch(x, xi, outs, center, g, kst, rshape, rst, MAP, COMB, FINAL, acc, p,
             bm, bn, warps, chunk, nsplit, ostep, ntot):
-    onum, rnum = g.onum, _numel(rshape)
+    onum, rnum = g.onum, alloc.numel(rshape)
     o0, o1 = outs
     lo, hi = _RANGE[acc]
     kblocks = triton.cdiv(onum, bm)

@@ -42,6 +42,7 @@ import triton
 import triton.language as tl
 
 from .. import _dtype
+from .._ops import alloc
 from .pointwise import MAX_DIMS, _down, _offset, collapse
 from .pointwise_math import _log1p
 
@@ -80,13 +81,6 @@ def _pow2(n, lo=1):
     return p
 
 
-def _prod(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def _outer(outer, strides):
     """Collapsed outer shape and strides (at least one dim) for row-offset math."""
     shape, strides = collapse(tuple(outer), [tuple(s) for s in strides])
@@ -104,7 +98,6 @@ def _device(t):
 
 
 def _empty(shape, dtype, device):
-    from .._ops import alloc
     return alloc.empty(shape, dtype, device)
 
 
@@ -256,7 +249,7 @@ def _sort_launch(x, xl, outer, n, desc, x_off=0, perm=None, direct=None):
     """Sorts the rows of x stably. With ``direct`` = (v, vl, ind, il, nout) and a row that
     fits one program, writes the outputs and returns None; otherwise returns the sorted
     (keys, positions) as contiguous int64 (rows, n) buffers."""
-    rows = _prod(outer)
+    rows = alloc.numel(outer)
     dev = _device(x)
     layouts = [xl[0]]
     if direct is not None:
@@ -300,14 +293,14 @@ def _sort_launch(x, xl, outer, n, desc, x_off=0, perm=None, direct=None):
 
 def _emit(I, x, xl, outer, n, nout, v, vl, ind, il):
     oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
-    _emit_kernel[(_prod(outer), triton.cdiv(nout, BLOCK))](
+    _emit_kernel[(alloc.numel(outer), triton.cdiv(nout, BLOCK))](
         I, x, oshape, xo, xl[1], v, vo, vl[1], ind, io, il[1], n, nout, NDIM=len(oshape),
         BLOCK=BLOCK)
 
 
 def sort_rows(outer, n, descending, x, xl, values, vl, indices, il):
     _require(x, "sort", "bif")
-    if n == 0 or _prod(outer) == 0:
+    if n == 0 or alloc.numel(outer) == 0:
         return
     res = _sort_launch(x, xl, outer, n, bool(descending),
                        direct=(values, vl, indices, il, n))
@@ -318,7 +311,7 @@ def sort_rows(outer, n, descending, x, xl, values, vl, indices, il):
 def topk_rows(outer, n, k, largest, is_sorted, x, xl, values, vl, indices, il):
     """The k largest (smallest) per row, always in sorted order."""
     _require(x, "topk", "if")
-    if k == 0 or n == 0 or _prod(outer) == 0:
+    if k == 0 or n == 0 or alloc.numel(outer) == 0:
         return
     res = _sort_launch(x, xl, outer, n, bool(largest), direct=(values, vl, indices, il, k))
     if res is not None:
@@ -367,7 +360,7 @@ def _row_tile(rows, n):
 def kth_rows(outer, n, k, mode, x, xl, values, vl, indices, il):
     """mode 0: k-th smallest (0-based); 1: median; 2: nanmedian."""
     _require(x, "kthvalue" if mode == 0 else "median", "if")
-    rows = _prod(outer)
+    rows = alloc.numel(outer)
     if rows == 0 or n == 0:
         return
     K, I = _sort_launch(x, xl, outer, n, False)
@@ -420,7 +413,7 @@ def _mode_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, NDIM: tl.cons
 
 def mode_rows(outer, n, x, xl, values, vl, indices, il):
     _require(x, "mode", "bif")
-    rows = _prod(outer)
+    rows = alloc.numel(outer)
     if rows == 0 or n == 0:
         return
     K, I = _sort_launch(x, xl, outer, n, False)
@@ -815,7 +808,7 @@ def _float_range_kernel(x, n, shape, st, out, NDIM: tl.constexpr, BLOCK: tl.cons
 def float_range(x):
     """(min, max) of a float tensor as Python floats (NaN, NaN when it has a NaN)."""
     _require(x, "histc", "f")
-    n = _prod(x._shape)
+    n = alloc.numel(x._shape)
     if n == 0:
         return (0.0, 0.0)
     shape, st = _flat_layout(x)
@@ -856,7 +849,7 @@ def histc(x, out, bins, lo, hi):
     dev = _device(x)
     hist = _empty((bins,), _dtype.int64, dev)
     fill(hist, 0)
-    n = _prod(x._shape)
+    n = alloc.numel(x._shape)
     if n:
         shape, st = _flat_layout(x)
         _histc_kernel[(triton.cdiv(n, BLOCK),)](x, n, shape, st, hist, bins, _f64_bits(lo),
@@ -900,7 +893,7 @@ def _searchsorted_kernel(b, oshape, bo, bs, srt, so, ss, v, vo, vs, out, oo, os,
 
 def searchsorted(outer, nb, nv, right, b, bl, sorter, sl, v, vl, out, ol):
     _require(b, "searchsorted_out", "if")
-    rows = _prod(outer)
+    rows = alloc.numel(outer)
     if rows == 0 or nv == 0:
         return
     oshape, (bo, so, vo, oo) = _outer(outer, [bl[0], sl[0], vl[0], ol[0]])
