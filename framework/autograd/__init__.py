@@ -50,6 +50,19 @@ def _roots(outputs):
     return roots
 
 
+def _input_edges(inputs, op):
+    """The edges whose incoming gradients ``backward(inputs=)``/``grad`` collect."""
+    edges = []
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}(): inputs must be Tensors, got {type(t).__name__}")
+        e = edge_of(t)
+        if e is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append(e)
+    return edges
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulates the gradients of ``tensors`` into the ``.grad`` of the leaves (or of
@@ -71,14 +84,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     inputs = _as_list(inputs)
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    edges = []
-    for t in inputs:
-        e = edge_of(t)
-        if e is None:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        edges.append(e)
-    got = run_backward(roots, grads, retain_graph, create_graph, captures=edges,
-                       accumulate=False)
+    got = run_backward(roots, grads, retain_graph, create_graph,
+                       captures=_input_edges(inputs, "backward"), accumulate=False)
     for t, g in zip(inputs, got):
         if g is None:
             continue
@@ -110,16 +117,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     gos = _make_grads(outs, gos)
     roots = _roots(outs)
-    edges = []
-    for t in ins:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
-        e = edge_of(t)
-        if e is None:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        edges.append(e)
-    got = run_backward(roots, gos, retain_graph, create_graph, captures=edges,
-                       accumulate=False)
+    got = run_backward(roots, gos, retain_graph, create_graph,
+                       captures=_input_edges(ins, "grad"), accumulate=False)
     result = []
     for t, g in zip(ins, got):
         if g is None:

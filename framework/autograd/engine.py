@@ -24,10 +24,8 @@ def _zeros(meta):
 def _collect(roots):
     """Dependency counts of every node reachable from the roots."""
     deps = {}
-    seen = set()
-    stack = [n for n in roots]
-    for n in roots:
-        seen.add(n)
+    seen = set(roots)
+    stack = list(roots)
     while stack:
         node = stack.pop()
         for edge in node.next_functions:
@@ -38,10 +36,10 @@ def _collect(roots):
             if child not in seen:
                 seen.add(child)
                 stack.append(child)
-    return deps, seen
+    return deps
 
 
-def _needed(roots, targets, nodes):
+def _needed(roots, targets):
     """The nodes that lie on a path from a root to a target node (post-order, iterative)."""
     needed = {}
     for root in roots:
@@ -113,14 +111,14 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
             buf = buffers[node] = [None] * node._num_outputs
             root_nodes.append(node)
         _accumulate(buf, nr, g)
-    deps, nodes = _collect(root_nodes)
+    deps = _collect(root_nodes)
     capture_at = {}
     if captures:
         for i, (node, nr) in enumerate(captures):
             capture_at.setdefault(node, []).append((nr, i))
     needed = None
     if not accumulate:
-        needed = _needed(root_nodes, capture_at, nodes)
+        needed = _needed(root_nodes, capture_at)
     results = [None] * (len(captures) if captures else 0)
 
     heap = [(-n._seq, id(n), n) for n in root_nodes if deps.get(n, 0) == 0]

@@ -1,5 +1,8 @@
 """Helpers of the derivative formulas in ops.yaml. Everything here is written with
 framework ops (recorded when grad mode is on), so derivatives stay differentiable."""
+import math
+
+import framework  # loaded first: formulas run only after framework is imported
 
 
 def _wrap(dim, ndim):
@@ -99,21 +102,15 @@ def prod_backward(grad, input, result, dim=None, keepdim=False):
     flat = x.reshape(*shp[:x.dim() - len(dims)], -1)
     n = flat.shape[-1]
     ones = flat.new_ones(*flat.shape[:-1], 1)
-    before = ones if n == 1 else fw_cat([ones, flat[..., :-1].cumprod(-1)], -1)
-    after = ones if n == 1 else fw_cat([flat.flip(-1)[..., :-1].cumprod(-1), ones], -1).flip(-1)
+    before = ones if n == 1 else framework.cat([ones, flat[..., :-1].cumprod(-1)], -1)
+    after = ones if n == 1 else framework.cat([flat.flip(-1)[..., :-1].cumprod(-1), ones], -1).flip(-1)
     others = (before * after).reshape(shp).movedim(
         list(range(input.dim() - len(dims), input.dim())), dims)
     return safe.masked_fill(zero, 0) + (g * others).masked_fill(~zero, 0)
 
 
-def fw_cat(tensors, dim):
-    import framework
-    return framework.cat(tensors, dim)
-
-
 def index_backward(grad, input, index):
     """Gradient of ``input[index]`` (any indexing): summed into the positions it read."""
-    import framework
     pos = framework.arange(input.numel(), device=input.device).reshape(input.shape)[index]
     flat = grad.new_zeros(input.numel())
     return flat.index_add(0, pos.reshape(-1), grad.reshape(-1)).reshape(input.shape)
@@ -139,14 +136,6 @@ def matmul_backward(grad, input, other, wrt_input):
     return r.squeeze(-1) if b1 else r
 
 
-def softmax_backward(grad, result, dim):
-    return result * (grad - (grad * result).sum(dim, keepdim=True))
-
-
-def log_softmax_backward(grad, result, dim):
-    return grad - result.exp() * grad.sum(dim, keepdim=True)
-
-
 def permute_backward(grad, dims):
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = dims[0]      # permute(x, [2, 0, 1]) as well as permute(x, 2, 0, 1)
@@ -155,11 +144,6 @@ def permute_backward(grad, dims):
     for i, d in enumerate(dims):
         inv[_wrap(d, nd)] = i
     return grad.permute(inv)
-
-
-def split_backward(grads, input, dim, results):
-    return fw_cat([g if g is not None else r.new_zeros(r.shape) for g, r in
-                   zip(grads, results)], dim)
 
 
 def cat_backward(grad, tensors, dim):
@@ -181,10 +165,6 @@ def stack_backward(grad, tensors, dim):
     return list(grad.unbind(d))
 
 
-def squeeze_backward(grad, input):
-    return grad.reshape(input.shape)
-
-
 def where_backward(grad, condition, for_input):
     zero = grad.new_zeros(())
     return grad.where(condition, zero) if for_input else zero.where(condition, grad)
@@ -200,7 +180,6 @@ def clamp_backward(grad, input, min=None, max=None):
 
 
 def gelu_backward(grad, input, approximate="none"):
-    import math
     if approximate == "tanh":
         k = math.sqrt(2.0 / math.pi)
         inner = k * (input + 0.044715 * input.pow(3))
@@ -216,30 +195,12 @@ def cumsum_backward(grad, dim):
     return grad.flip(dim).cumsum(dim).flip(dim)
 
 
-def pad_backward(grad, input, pad, mode="constant"):
-    if mode != "constant":
-        raise NotImplementedError(f"the derivative of pad in mode {mode!r} is not implemented")
-    out = grad
-    nd = input.dim()
-    for i in range(len(pad) // 2):
-        d = nd - 1 - i
-        lo, hi = pad[2 * i], pad[2 * i + 1]
-        size = out.shape[d]
-        start = lo
-        length = size - lo - hi
-        if lo < 0 or hi < 0:
-            raise NotImplementedError("the derivative of pad with negative padding")
-        out = out.narrow(d, start, length)
-    return out
-
-
 # ---- generic: ops that only move elements ----------------------------------------------
 
 def moved(grad, input, fn):
     """Gradient of an op that only moves, repeats or drops ``input``'s elements (views,
     flips, pads, gathers...): ``fn`` applied to element numbers 1..n tells which input
     element each output element came from (0 for none), and grad is summed back there."""
-    import framework
     n = input.numel()
     pos = fn(framework.arange(1, n + 1, device=input.device).reshape(input.shape))
     return _scatter_back(grad, pos, n).reshape(input.shape)
@@ -254,7 +215,6 @@ def _scatter_back(grad, pos, n):
 
 def moved_multi(grads, input, fn, results):
     """``moved`` for ops with several outputs (split, chunk, unbind)."""
-    import framework
     n = input.numel()
     pos = fn(framework.arange(1, n + 1, device=input.device).reshape(input.shape))
     total = grads[0].new_zeros(n) if grads and grads[0] is not None else \
@@ -268,7 +228,6 @@ def moved_multi(grads, input, fn, results):
 def moved_list(grad, tensors, fn):
     """``moved`` for ops over a list of tensors (hstack, block_diag, meshgrid...): element
     numbers run on across the inputs."""
-    import framework
     pos_in, start = [], 1
     for t in tensors:
         n = t.numel()
@@ -304,12 +263,10 @@ def pow_backward_input(grad, input, exponent):
 
 def pow_backward_exponent(grad, input, result):
     if not hasattr(input, "dim"):
-        import math
         return grad * result * (math.log(input) if input > 0 else float("nan")) \
             if input != 0 else grad * 0
     cond = (input == 0)
-    return (grad * result * input.masked_fill(cond, 1).log()).masked_fill(cond, 0) \
-        if True else None
+    return (grad * result * input.masked_fill(cond, 1).log()).masked_fill(cond, 0)
 
 
 def maximum_backward(grad, input, other, for_input):
@@ -318,7 +275,6 @@ def maximum_backward(grad, input, other, for_input):
 
 
 def sinc_backward(grad, input):
-    import math
     x = input.masked_fill(input == 0, 1)
     px = x * math.pi
     d = (px.cos() * px - px.sin()) / (px * x)
@@ -384,13 +340,11 @@ def index_put_values_backward(grad, indices, values):
 
 
 def masked_select_backward(grad, input, mask):
-    import framework
     shape = framework.broadcast_shapes(input.shape, mask.shape)
     return grad.new_zeros(shape).masked_scatter(mask.expand(shape), grad)
 
 
 def masked_scatter_source_backward(grad, mask, source):
-    import framework
     sel = grad.masked_select(mask.expand(grad.shape))
     n = source.numel()
     if sel.numel() < n:
@@ -409,7 +363,6 @@ def put_input_backward(grad, index, accumulate):
 
 
 def trace_backward(grad, input):
-    import framework
     return grad * framework.eye(input.shape[0], input.shape[1], dtype=grad.dtype,
                                 device=grad.device)
 
@@ -425,7 +378,6 @@ def det_backward(grad, input, result):
 
 
 def solve_backward(grad, A, result, left, wrt_a):
-    import framework
     if left:
         gb = framework.linalg.solve(A.mT, grad)
         if not wrt_a:
@@ -441,7 +393,6 @@ def solve_backward(grad, A, result, left, wrt_a):
 
 def einsum_backward(grad, equation, operands):
     """Gradients of einsum for equations without repeated letters inside one operand."""
-    import framework
     eq = equation.replace(" ", "")
     lhs, _, rhs = eq.partition("->")
     ins = lhs.split(",")
@@ -471,18 +422,12 @@ def eigh_backward(grads, results):
     if gV is not None:
         E = L.unsqueeze(-2) - L.unsqueeze(-1)
         n = L.shape[-1]
-        import framework
-        eye = framework.eye(n, dtype=torch_bool(), device=L.device)
+        eye = framework.eye(n, dtype=framework.bool, device=L.device)
         F = (1 / E.masked_fill(eye, 1)).masked_fill(eye, 0)
         sym = Vt.matmul(gV)
         inner = inner + F * (sym - sym.mT) / 2
     g = V.matmul(inner).matmul(Vt)
     return (g + g.mT) / 2
-
-
-def torch_bool():
-    import framework
-    return framework.bool
 
 
 def not_implemented(op, input):
@@ -552,7 +497,6 @@ def linalg_norm_backward(grad, A, result, ord, dim, keepdim):
 
 
 def matrix_power_backward(grad, A, n):
-    import framework
     if n == 0:
         return grad * 0
     if n < 0:
@@ -601,7 +545,6 @@ def chain_backward(grad, mats):
 
 
 def cholesky_backward(grad, result, upper):
-    import framework
     L = result.mT if upper else result
     gL = grad.mT if upper else grad
     P = L.mT.matmul(gL)
@@ -612,19 +555,16 @@ def cholesky_backward(grad, result, upper):
 
 
 def eigvalsh_backward(grad, A, UPLO):
-    import framework
     _, V = framework.linalg.eigh(A, UPLO)
     return V.matmul(grad.diag_embed()).matmul(V.mT)
 
 
 def svdvals_backward(grad, A):
-    import framework
     U, _, Vh = framework.linalg.svd(A, full_matrices=False)
     return U.matmul(grad.diag_embed()).matmul(Vh)
 
 
 def solve_triangular_backward(grad, A, result, upper, left, unitriangular, wrt_a):
-    import framework
     gB = framework.linalg.solve_triangular(A.mT, grad, upper=not upper, left=left,
                                            unitriangular=unitriangular)
     if not wrt_a:

@@ -78,17 +78,15 @@ class BackwardCFunction(Node):
                     raise TypeError(f"function {self.name()} returned a gradient different "
                                     "than None for a non-Tensor input")
                 continue
-            if g is not None and e is not None and g._shape != meta[0]:
-                if g.numel() == 0 and 0 in meta[0]:
-                    pass
-                else:
-                    try:
-                        g = g.sum_to_size(meta[0])
-                    except RuntimeError:
-                        raise RuntimeError(
-                            f"Function {self.name()} returned an invalid gradient at index "
-                            f"{len(res)} - got {list(g.shape)} but expected shape compatible "
-                            f"with {list(meta[0])}") from None
+            if (g is not None and e is not None and g._shape != meta[0]
+                    and not (g.numel() == 0 and 0 in meta[0])):
+                try:
+                    g = g.sum_to_size(meta[0])
+                except RuntimeError:
+                    raise RuntimeError(
+                        f"Function {self.name()} returned an invalid gradient at index "
+                        f"{len(res)} - got {list(g.shape)} but expected shape compatible "
+                        f"with {list(meta[0])}") from None
             res.append(g if e is not None else None)
         return res
 
@@ -97,11 +95,7 @@ class BackwardCFunction(Node):
         self._saved = None
 
 
-class FunctionMeta(type):
-    pass
-
-
-class Function(metaclass=FunctionMeta):
+class Function:
     """Base class of custom autograd ops: subclass with static ``forward(ctx, ...)`` and
     ``backward(ctx, *grad_outputs)``, and call ``MyOp.apply(...)``."""
 

@@ -45,44 +45,36 @@ class _DecoratorContextManager:
         return type(self)()
 
 
-class no_grad(_DecoratorContextManager):
+class _SetGrad(_DecoratorContextManager):
+    """Sets grad mode to ``_enabled`` inside the block; usable as ``@mode`` or ``@mode()``."""
+
+    _enabled = False
+
+    def __new__(cls, orig_func=None):
+        if callable(orig_func):   # used as a decorator without parentheses
+            return cls()(orig_func)
+        return super().__new__(cls)
+
+    def __init__(self, orig_func=None):
+        self.prev = False
+
+    def __enter__(self):
+        self.prev = _mode.enabled
+        _mode.enabled = self._enabled
+
+    def __exit__(self, *exc):
+        _mode.enabled = self.prev
+        return False
+
+
+class no_grad(_SetGrad):
     """Disables gradient recording inside the block (or the decorated function)."""
-
-    def __new__(cls, orig_func=None):
-        if cls is no_grad and callable(orig_func):   # @no_grad without parentheses
-            return cls()(orig_func)
-        return super().__new__(cls)
-
-    def __init__(self, orig_func=None):
-        self.prev = False
-
-    def __enter__(self):
-        self.prev = _mode.enabled
-        _mode.enabled = False
-
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
-        return False
+    _enabled = False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_SetGrad):
     """Enables gradient recording inside the block, even within ``no_grad``."""
-
-    def __new__(cls, orig_func=None):
-        if cls is enable_grad and callable(orig_func):
-            return cls()(orig_func)
-        return super().__new__(cls)
-
-    def __init__(self, orig_func=None):
-        self.prev = False
-
-    def __enter__(self):
-        self.prev = _mode.enabled
-        _mode.enabled = True
-
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
-        return False
+    _enabled = True
 
 
 class set_grad_enabled(_DecoratorContextManager):
