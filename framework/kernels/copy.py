@@ -1,12 +1,11 @@
 """Triton copy family (the cuda backend of framework/_cpu/copy.py): strided copy with dtype
 conversion, and fill. Both go through the pointwise launch machinery (pointwise.py), so
 dims are merged, contiguous copies skip index math and big tensors use int64 offsets."""
-import struct
-
 import triton
 import triton.language as tl
 
-from .pointwise import BLOCK, _down, _index, _offset, _unary_kernel, _launch, collapse
+from .pointwise import (BLOCK, _down, _index, _launch, _offset, _params_bits, _unary_kernel,
+                        geometry)
 
 
 @triton.jit
@@ -35,24 +34,19 @@ def _fill_kernel(out, n, shape, so, value, IS_FLOAT: tl.constexpr, NDIM: tl.cons
 
 def fill(dst, value):
     """Fills dst with a Python number (a float is converted on the device)."""
-    n = 1
-    for s in dst._shape:
-        n *= s
-    if n == 0:
+    g = geometry(dst, [])
+    if g is None:
         return
-    shape, (so,) = collapse(dst._shape, [dst._stride])
+    n, shape, (so,), contig, idx64 = g
     is_float = isinstance(value, float)
     if is_float:
-        bits = struct.unpack("<q", struct.pack("<d", value))[0]
+        (bits,) = _params_bits(value)
     else:
         bits = int(value)
         if dst.dtype.name == "bool":
             bits = int(bits != 0)
         elif bits >= 2**63:  # uint64 bit patterns
             bits -= 2**64
-    extent = sum((sz - 1) * abs(x) for sz, x in zip(shape, so)) + 1
-    idx64 = max(n, extent) + BLOCK >= 2**31
-    contig = len(shape) == 1 and so[0] == 1
     _fill_kernel[(triton.cdiv(n, BLOCK),)](dst, n, shape, so, bits, IS_FLOAT=is_float,
                                            NDIM=len(shape), CONTIG=contig, IDX64=idx64,
                                            BLOCK=BLOCK)

@@ -231,15 +231,15 @@ def _params_bits(*ps):
     return [struct.unpack("<q", struct.pack("<d", float(p)))[0] for p in ps]
 
 
-def _launch(kernel_fn, op, out, inputs, in_strides, ps, **extra):
-    """Launches ``kernel_fn`` over out's elements; returns False if there are none.
-    ``extra``: further kernel arguments (the binary kernel's flag)."""
+def geometry(out, in_strides):
+    """How a launch walks out's elements: (n, merged shape, [out strides, input strides...],
+    CONTIG, IDX64), or None when out is empty. Shared by every elementwise launcher."""
     shape, so = out._shape, out._stride
     n = 1
     for s in shape:
         n *= s
     if n == 0:
-        return False
+        return None
     shape, strides = collapse(shape, [so] + [tuple(s) for s in in_strides])
     ndim = len(shape)
     if ndim > MAX_DIMS:
@@ -248,9 +248,19 @@ def _launch(kernel_fn, op, out, inputs, in_strides, ps, **extra):
     extent = max([n] + [sum((sz - 1) * abs(x) for sz, x in zip(shape, st)) + 1
                         for st in strides])
     idx64 = extent + BLOCK >= _INT32_LIMIT  # the last program's indices run past n
+    return n, shape, strides, contig, idx64
+
+
+def _launch(kernel_fn, op, out, inputs, in_strides, ps, **extra):
+    """Launches ``kernel_fn`` over out's elements; returns False if there are none.
+    ``extra``: further kernel arguments (the binary kernel's flag)."""
+    g = geometry(out, in_strides)
+    if g is None:
+        return False
+    n, shape, strides, contig, idx64 = g
     grid = (triton.cdiv(n, BLOCK),)
-    kernel_fn[grid](out, *inputs, n, shape, *strides, *_params_bits(*ps), OP=op, NDIM=ndim,
-                    CONTIG=contig, IDX64=idx64, BLOCK=BLOCK, **extra)
+    kernel_fn[grid](out, *inputs, n, shape, *strides, *_params_bits(*ps), OP=op,
+                    NDIM=len(shape), CONTIG=contig, IDX64=idx64, BLOCK=BLOCK, **extra)
     return True
 
 
