@@ -49,9 +49,20 @@ def storage(nbytes, device):
     if device.type == "cpu":
         return cpu_alloc(nbytes)
     if device.type == "cuda":
-        from .. import cuda
-        return cuda.alloc_storage(nbytes, device)
+        return _cuda_runtime().alloc_storage(nbytes, device)
     raise RuntimeError(f"unsupported device {device}")
+
+
+_runtime = None
+
+
+def _cuda_runtime():
+    """framework.cuda._runtime, imported once (every cuda allocation goes through here)."""
+    global _runtime
+    if _runtime is None:
+        from ..cuda import _runtime as r
+        _runtime = r
+    return _runtime
 
 
 def empty(shape, dtype, device):

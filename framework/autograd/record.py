@@ -14,7 +14,7 @@ import re
 
 from .._tensor import Tensor
 from . import anomaly_mode, grad_mode
-from .graph import Node, SavedTensor, edge_of, grad_accumulator
+from .graph import Node, SavedTensor, edge_of
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _namespace = None
@@ -243,12 +243,12 @@ def record_inplace(d, call, env, self_t):
         base_edge = edge_of(base) if base._requires_grad else None
     edges, slots = _edges(d, env)
     if d.self_name in d.save:
-        with _NoGrad():
+        with grad_mode.no_grad():
             env = dict(env)
             env[d.self_name] = self_t.clone()
     # saved before the call: an argument that aliases self is then caught as modified
     saved = _saved(d, env)
-    with _NoGrad():
+    with grad_mode.no_grad():
         result = call()
     _attach(d, saved, edges, slots, self_t)
     node = self_t.grad_fn
@@ -329,12 +329,7 @@ def _edges(d, env):
                     metas.append(None)
             slots.append(metas)
         elif isinstance(v, Tensor):
-            if not v._requires_grad:
-                edges.append(None)
-            elif v.grad_fn is not None:
-                edges.append((v.grad_fn, v._output_nr))
-            else:
-                edges.append((grad_accumulator(v), 0))
+            edges.append(edge_of(v))
             slots.append(((v._shape, v.dtype),))
         else:
             edges.append(None)
@@ -390,17 +385,6 @@ def _attach(d, saved, edges, slots, result):
     if anomaly_mode._enabled:
         anomaly_mode.record_trace(node)
     return result
-
-
-class _NoGrad:
-    __slots__ = ("prev",)
-
-    def __enter__(self):
-        self.prev = grad_mode._mode.enabled
-        grad_mode._mode.enabled = False
-
-    def __exit__(self, *exc):
-        grad_mode._mode.enabled = self.prev
 
 
 # ---- the wrappers the dispatcher installs ----------------------------------------------
