@@ -303,60 +303,44 @@ def _grid(n):
 # ---- launchers: the cuda backend's random family, same names and arguments as
 # framework/_cpu/random.py. Strided outputs are filled through a contiguous buffer.
 
-def _numel(t):
-    return alloc.numel(t._shape)
-
-
-def _dense(out):
-    if out.is_contiguous():
-        return out
-    return alloc.empty(out._shape, out.dtype, out._storage.device)
-
-
-def _back(out, dst):
-    if dst is not out:
-        copy(out, dst, dst._stride)
+def _fill(out, launch):
+    """Runs ``launch(dst, n, grid)`` on a contiguous buffer for out (out itself when it is
+    contiguous), then copies the buffer into out."""
+    n = alloc.numel(out._shape)
+    if n:
+        dst = out if out.is_contiguous() else alloc.empty(out._shape, out.dtype,
+                                                          out._storage.device)
+        launch(dst, n, _grid(n))
+        if dst is not out:
+            copy(out, dst, dst._stride)
 
 
 def random_fill(out, seed, offset, kind, a, b):
     """Fills ``out`` with distribution ``kind``(a, b); see native/random.cpp (value_of)."""
-    n = _numel(out)
-    if n:
-        dst = _dense(out)
-        _random_fill_kernel[_grid(n)](dst, n, seed, offset, float(a), float(b), KIND=kind,
-                                      BLOCK=BLOCK)
-        _back(out, dst)
+    _fill(out, lambda dst, n, grid: _random_fill_kernel[grid](
+        dst, n, seed, offset, float(a), float(b), KIND=kind, BLOCK=BLOCK))
 
 
 def random_int(out, seed, offset, low, rng):
     """Fills ``out`` with integers in [low, low + rng); rng 0 means 2**64."""
-    n = _numel(out)
-    if n:
-        dst = _dense(out)
-        _random_int_kernel[_grid(n)](dst, n, seed, offset, low, max(rng, 1),
-                                     SMALL=0 < rng <= 2**32, FULL=rng == 0, BLOCK=BLOCK)
-        _back(out, dst)
+    _fill(out, lambda dst, n, grid: _random_int_kernel[grid](
+        dst, n, seed, offset, low, max(rng, 1), SMALL=0 < rng <= 2**32, FULL=rng == 0,
+        BLOCK=BLOCK))
 
 
 def bernoulli_scalar(out, seed, offset, p):
     """out = 1 where u53 < p, else 0."""
-    n = _numel(out)
-    if n:
-        dst = _dense(out)
-        _bernoulli_kernel[_grid(n)](dst, dst, n, seed, offset, float(p), P_TENSOR=False,
-                                    BLOCK=BLOCK)
-        _back(out, dst)
+    _fill(out, lambda dst, n, grid: _bernoulli_kernel[grid](
+        dst, dst, n, seed, offset, float(p), P_TENSOR=False, BLOCK=BLOCK))
 
 
 def bernoulli_tensor(out, p, p_stride, seed, offset):
     """out = 1 where u53 < p[...] (``p_stride``: p's strides broadcast to out's shape)."""
-    n = _numel(out)
-    if n:
-        dst = _dense(out)
+    def launch(dst, n, grid):
         pd = alloc.empty(out._shape, p.dtype, out._storage.device)
         copy(pd, p, p_stride)  # p in out's logical order
-        _bernoulli_kernel[_grid(n)](dst, pd, n, seed, offset, 0.0, P_TENSOR=True, BLOCK=BLOCK)
-        _back(out, dst)
+        _bernoulli_kernel[grid](dst, pd, n, seed, offset, 0.0, P_TENSOR=True, BLOCK=BLOCK)
+    _fill(out, launch)
 
 
 def randperm(out, seed, offset):
