@@ -210,6 +210,17 @@ class DeviceBuffer:
             pass
 
 
+def driver_release(method, handle):
+    """``driver.<method>(handle)`` in driver mode (destroying a stream or event), from a
+    ``__del__``: quiet at interpreter shutdown, when the driver may already be gone."""
+    try:
+        s = _state
+        if s is not None and s.mode == "driver":
+            getattr(s.driver, method)(handle)
+    except Exception:
+        pass
+
+
 def alloc_storage(nbytes, device):
     """A new uninitialised storage of ``nbytes`` bytes on cuda device ``device``."""
     s = state()

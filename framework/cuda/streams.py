@@ -90,12 +90,8 @@ class Stream:
                 f"cuda_stream={self.cuda_stream:#x}>")
 
     def __del__(self):
-        try:
-            s = _runtime._state
-            if self._owned and s is not None and s.mode == "driver":
-                s.driver.stream_destroy(self.cuda_stream)
-        except Exception:  # interpreter shutdown: modules and the driver may be gone
-            pass
+        if getattr(self, "_owned", False):   # False too when __init__ failed
+            _runtime.driver_release("stream_destroy", self.cuda_stream)
 
 
 class ExternalStream(Stream):
@@ -169,12 +165,8 @@ class Event:
         return f"<framework.cuda.Event {'recorded' if self._handle is not None else 'uninitialized'}>"
 
     def __del__(self):
-        try:
-            s = _runtime._state
-            if self._handle and s is not None and s.mode == "driver":
-                s.driver.event_destroy(self._handle)
-        except Exception:  # interpreter shutdown: modules and the driver may be gone
-            pass
+        if getattr(self, "_handle", None):
+            _runtime.driver_release("event_destroy", self._handle)
 
 
 _default_streams = {}
