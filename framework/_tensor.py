@@ -18,7 +18,7 @@ class Tensor:
     """A multi-dimensional array of one dtype on one device (PyTorch's ``torch.Tensor``)."""
 
     __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "_requires_grad", "grad",
-                 "grad_fn", "_output_nr", "_base", "__weakref__", "__dict__")
+                 "_grad_fn", "_output_nr", "_base", "__weakref__", "__dict__")
 
     # ``framework.Tensor(data)`` / ``framework.Tensor(2, 3)`` as in PyTorch.
     def __new__(cls, *args, device=None):
@@ -41,7 +41,7 @@ class Tensor:
         t.dtype = dtype
         t._requires_grad = False
         t.grad = None
-        t.grad_fn = None
+        t._grad_fn = None
         t._output_nr = 0
         t._base = None
         return t
@@ -176,6 +176,15 @@ class Tensor:
         return self
 
     @property
+    def grad_fn(self):
+        """The node that created this tensor (None for leaves)."""
+        fn = self._grad_fn
+        if self._base is not None and fn is not None:
+            from .autograd.graph import view_fn
+            return view_fn(self)
+        return fn
+
+    @property
     def is_leaf(self):
         return self.grad_fn is None
 
@@ -242,7 +251,7 @@ class Tensor:
         return Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype)
 
     def detach_(self):
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         return self
 

@@ -28,10 +28,9 @@ def _collect(roots):
     stack = list(roots)
     while stack:
         node = stack.pop()
-        for edge in node.next_functions:
-            if edge is None:
+        for child in node._next[::2]:
+            if child is None:
                 continue
-            child = edge[0]
             deps[child] = deps.get(child, 0) + 1
             if child not in seen:
                 seen.add(child)
@@ -45,23 +44,22 @@ def _needed(roots, targets):
     for root in roots:
         if root in needed:
             continue
-        stack = [(root, iter(root.next_functions))]
+        stack = [(root, iter(root._next[::2]))]
         while stack:
             node, it = stack[-1]
             advanced = False
-            for edge in it:
-                if edge is None:
+            for child in it:
+                if child is None:
                     continue
-                child = edge[0]
                 if child not in needed:
-                    stack.append((child, iter(child.next_functions)))
+                    stack.append((child, iter(child._next[::2])))
                     advanced = True
                     break
             if advanced:
                 continue
             stack.pop()
             needed[node] = node in targets or any(
-                e is not None and needed.get(e[0], False) for e in node.next_functions)
+                c is not None and needed.get(c, False) for c in node._next[::2])
     return needed
 
 
@@ -146,21 +144,21 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
                 if len(grads) == 1:
                     missing = grads[0] is None
                     if missing:
-                        outs = (None,) * len(node.next_functions)
+                        outs = (None,) * (len(node._next) // 2)
                     else:
                         outs = _apply(node, grads)
                 elif all(g is None for g in grads):
-                    outs = (None,) * len(node.next_functions)
+                    outs = (None,) * (len(node._next) // 2)
                 else:
                     grads = [g if g is not None or m is None else _zeros(m)
                              for g, m in zip(grads, node._out_meta or [None] * len(grads))]
                     outs = _apply(node, grads)
                 if not keep_graph:
                     node.release()
-            for edge, g in zip(node.next_functions, outs) if run else ():
-                if edge is None:
+            it = iter(node._next)
+            for child, nr, g in zip(it, it, outs) if run else ():
+                if child is None:
                     continue
-                child, nr = edge
                 if needed is not None and not needed.get(child, False):
                     continue
                 if g is not None:
@@ -179,12 +177,13 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
                             heapq.heappush(heap, ready)
                             ready = None
                         heapq.heappush(heap, item)
+            # no stray reference to a gradient: AccumulateGrad takes one nothing else holds
+            g = outs = grads = None
             if not run:
                 # its children still wait for this node's (absent) contribution
-                for edge in node.next_functions:
-                    if edge is None:
+                for child in node._next[::2]:
+                    if child is None:
                         continue
-                    child = edge[0]
                     left = deps[child] - 1
                     deps[child] = left
                     if left == 0 and (needed is None or needed.get(child, False)):

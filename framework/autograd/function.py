@@ -147,7 +147,7 @@ class Function:
                 if any(o is a for a in args) and not any(o is d for d in ctx._dirty):
                     o = Tensor._make(o._storage, o._shape, o._stride, o._offset, o.dtype)
                 if id(outs[i]) not in ctx._non_diff and o.dtype.is_floating_point:
-                    o.grad_fn = ctx
+                    o._grad_fn = ctx
                     o._requires_grad = True
                     o._output_nr = i
             fixed.append(o)
@@ -176,7 +176,7 @@ def once_differentiable(fn):
         node = _DelayedError(edges)
         for o in outs:
             if isinstance(o, Tensor) and o.dtype.is_floating_point:
-                o.grad_fn = node
+                o._grad_fn = node
                 o._requires_grad = True
         return out
     return wrapper

@@ -5,9 +5,17 @@ handles.
 A node's ``next_functions`` are its edges ``(node, output_nr)`` towards the inputs of the
 forward call (None where an input needs no gradient). ``apply(grads)`` takes the gradients
 of the forward outputs and returns one gradient (or None) per edge.
+
+Graph objects are Python objects that the cyclic garbage collector walks while the graph is
+alive, so a node keeps few of them: its edges are one flat tuple ``_next`` (child, output_nr,
+child, output_nr, ...; child None where there is no edge).
 """
 import itertools
 import weakref
+from sys import getrefcount
+
+from .._dtype import int64
+from .._tensor import Tensor
 
 _seq = itertools.count()
 
@@ -62,11 +70,26 @@ class Node:
     _out_meta = None       # per output: (shape, dtype, device) to materialize zeros
     _released = False
     _trace = None
+    _num_outputs = 1
+    _next = ()
+    _version = None        # for the history of a view: its storage's version when recorded
+                           # (a tuple of them for a node with several outputs)
 
     def __init__(self, next_functions=(), num_outputs=1):
-        self.next_functions = tuple(next_functions)
+        self._next = flat_edges(next_functions)
         self._seq = next(_seq)
-        self._num_outputs = num_outputs
+        if num_outputs != 1:
+            self._num_outputs = num_outputs
+
+    @property
+    def next_functions(self):
+        """The edges ``(node, output_nr)`` towards the forward inputs (None: no edge)."""
+        it = iter(self._next)
+        return tuple(None if c is None else (c, nr) for c, nr in zip(it, it))
+
+    @next_functions.setter
+    def next_functions(self, edges):
+        self._next = flat_edges(edges)
 
     @property
     def metadata(self):
@@ -144,7 +167,14 @@ class AccumulateGrad(Node):
         if is_grad_enabled():          # create_graph: keep the graph of the gradient
             v.grad = g if old is None else old + g
         elif old is None:
-            v.grad = g.detach().clone()   # never alias a tensor the engine handed over
+            # the engine's gradient is taken as it is when nothing else can see it (as
+            # PyTorch does): referred to only by the engine's list and this frame, not a
+            # view, and alone on its storage; otherwise it is copied, never aliased
+            if (getrefcount(g) <= 3 and g._base is None and not g._requires_grad
+                    and getrefcount(g._storage) <= 2 and g.__class__ is Tensor):
+                v.grad = g
+            else:
+                v.grad = g.detach().clone()
         elif old._requires_grad:
             v.grad = old.detach() + g
         else:
@@ -153,6 +183,14 @@ class AccumulateGrad(Node):
             for hook in list(self._post_hooks.values()):
                 hook(v)
         return ()
+
+
+def flat_edges(edges):
+    """``(node, output_nr)`` edges (or None) as one flat tuple."""
+    out = []
+    for e in edges:
+        out += (None, 0) if e is None else e
+    return tuple(out)
 
 
 def grad_accumulator(t):
@@ -170,10 +208,67 @@ def edge_of(t):
     AccumulateGrad, 0) for a leaf; None when it does not require grad."""
     if not t._requires_grad:
         return None
-    fn = t.grad_fn
+    fn = t._grad_fn if t._base is None else view_fn(t)
     if fn is not None:
         return fn, t._output_nr
     return grad_accumulator(t), 0
+
+
+class ViewOfBase(Node):
+    """The history of a view taken from its base's (PyTorch's AsStridedBackward0): the
+    view's gradient lands in the view's region of a zero gradient of the base."""
+
+    def __init__(self, base_edge, base, view):
+        super().__init__((base_edge,))
+        self._base_meta = (base._shape, base._stride, base.dtype, base._storage.device)
+        self._geometry = (view._shape, view._stride, view._offset - base._offset)
+        self._version = view._storage.version
+
+    def name(self):
+        return "AsStridedBackward0"
+
+    def apply(self, grads):
+        from .._ops import creation
+        from .formulas import _scatter_back
+        shape, stride, dtype, device = self._base_meta
+        # the base's element numbers laid out with the base's own strides, so the view's
+        # geometry picks them; overlapping views (stride 0) sum their gradients
+        n = 1
+        for s in shape:
+            n *= s
+        nums = creation.empty_strided(shape, stride, dtype=int64, device=device)
+        nums.copy_(creation.arange(1, n + 1, device=device).reshape(shape))
+        size, vstride, offset = self._geometry
+        pos = nums.as_strided(size, vstride, offset)
+        return [_scatter_back(grads[0], pos, n).reshape(shape)]
+
+
+def view_fn(t):
+    """The grad_fn of view ``t``. When its storage was modified in place since its history
+    was recorded (through its base or another view of it), its values now come from the
+    base's current history, and the history is taken anew from there (as PyTorch does)."""
+    fn = t._grad_fn
+    if fn is None:
+        return None
+    version = fn._version
+    if version.__class__ is tuple:       # a node with several outputs: one per output
+        version = version[t._output_nr]
+    if version is None or version == t._storage.version:
+        return fn
+    if fn._num_outputs > 1:
+        raise RuntimeError(
+            f"Output {t._output_nr} of {fn.name()} is a view and its base or another view of "
+            "its base has been modified inplace. This view is the output of a function that "
+            "returns multiple views. Such functions do not allow the output views to be "
+            "modified inplace. You should replace the inplace operation by an out-of-place "
+            "one.")
+    base = t._base
+    if not base._requires_grad:
+        return fn
+    fn = ViewOfBase(edge_of(base), base, t)
+    t._grad_fn = fn
+    t._output_nr = 0
+    return fn
 
 
 def _describe(t):
@@ -192,7 +287,6 @@ class SavedTensor:
         self.is_output = is_output
         self.output_nr = output_nr
         if is_output:
-            from .._tensor import Tensor
             self.data = Tensor._make(t._storage, t._shape, t._stride, t._offset, t.dtype)
         else:
             self.data = t
@@ -201,25 +295,38 @@ class SavedTensor:
         t = self.data
         if t is None:
             raise RuntimeError(_FREED)
-        if t._storage.version != self.version:
-            if self.is_output:
-                where = f", which is output {self.output_nr} of {node.name()},"
-            elif t.grad_fn is not None:
-                where = (f", which is output {t._output_nr} of "
-                         f"{t.grad_fn.name()},")
-            else:
-                where = ""
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: {_describe(t)}{where} is at version {t._storage.version}; "
-                f"expected version {self.version} instead. Hint: enable anomaly detection to "
-                "find the operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True).")
         if self.is_output:
-            from .._tensor import Tensor
-            out = Tensor._make(t._storage, t._shape, t._stride, t._offset, t.dtype)
-            out.grad_fn = node
-            out._requires_grad = True
-            out._output_nr = self.output_nr
-            return out
+            return unpack_output(t._storage, t._shape, t._stride, t._offset, t.dtype,
+                                 self.version, node, self.output_nr)
+        if t._storage.version != self.version:
+            modified_error(t, self.version)
         return t
+
+
+def modified_error(t, version, node=None, output_nr=0):
+    """Raises PyTorch's error for a saved tensor changed in place since it was saved
+    (``node``: the node the tensor is output ``output_nr`` of, if it is one)."""
+    if node is not None:
+        where = f", which is output {output_nr} of {node.name()},"
+    elif t.grad_fn is not None:
+        where = f", which is output {t._output_nr} of {t.grad_fn.name()},"
+    else:
+        where = ""
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {_describe(t)}{where} is at version {t._storage.version}; "
+        f"expected version {version} instead. Hint: enable anomaly detection to "
+        "find the operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True).")
+
+
+def unpack_output(storage, shape, stride, offset, dtype, version, node, output_nr):
+    """An output of ``node`` saved as its fields (no reference back to the node), as a
+    tensor whose grad_fn is the node again; checked against its saved version."""
+    out = Tensor._make(storage, shape, stride, offset, dtype)
+    out._grad_fn = node
+    out._requires_grad = True
+    out._output_nr = output_nr
+    if storage.version != version:
+        modified_error(out, version, node, output_nr)
+    return out

@@ -14,7 +14,9 @@ import re
 
 from .._tensor import Tensor
 from . import anomaly_mode, grad_mode
-from .graph import Node, SavedTensor, edge_of
+from .graph import _seq as _node_seq
+from .graph import (Node, SavedTensor, ViewOfBase, edge_of, grad_accumulator,
+                    modified_error, unpack_output, view_fn)
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _namespace = None
@@ -59,7 +61,10 @@ class Derivatives:
                                 "lambda" in str(formula)))
         self.params = params
         self.save = [p for p in params if p in used]
-        self.uses = [frozenset(u & set(self.save)) for u in uses]
+        # where each saved argument sits in OpNode._saved, and which of them each formula reads
+        base = 2 * len(self.inputs)
+        self.save_at = [(k, base + 2 * i) for i, k in enumerate(self.save)]
+        self.uses = [frozenset(ki for ki in self.save_at if ki[0] in u) for u in uses]
         # inputs the formulas read only the shape, dtype or device of: saved as TensorMeta,
         # so that in-place changes to them later do not invalidate this node
         text = " ".join(str(f) for f in derivatives.values())
@@ -125,7 +130,13 @@ def _unpack(v, node):
 
 
 class OpNode(Node):
-    """The backward of one call of an op-table op."""
+    """The backward of one call of an op-table op.
+
+    What it keeps is one flat tuple ``_saved`` (few objects for the garbage collector to
+    walk): two entries per formula input, its (shape, dtype) (for a list input: a tuple of
+    them, and None), then two per saved argument, (value, version) where version is None
+    for what needs no version check. Saved outputs are ``_results``: six entries per output,
+    its fields and version (not the tensor, whose grad_fn is this node)."""
 
     _results = None
 
@@ -133,54 +144,65 @@ class OpNode(Node):
         return self._d.node_name
 
     def apply(self, grads):
-        if self._released:
+        saved = self._saved
+        if saved is None:
             from .graph import _FREED
             raise RuntimeError(_FREED)
         d = self._d
         env = {}
-        saved = self._saved
+        nxt = self._next
         if d.simple and len(d.inputs) > 1:
             # unpack (and version-check) only what the formulas to run read
-            names = set()
-            for u, e in zip(d.uses, self.next_functions):
-                if e is not None:
-                    names |= u
-            for k in names:
-                v = saved[k]
-                env[k] = v.unpack(self) if v.__class__ is SavedTensor else _unpack(v, self)
+            at = set()
+            for i, u in enumerate(d.uses):
+                if nxt[2 * i] is not None:
+                    at |= u
         else:
-            for k, v in saved.items():
-                env[k] = v.unpack(self) if v.__class__ is SavedTensor else _unpack(v, self)
+            at = d.save_at
+        for k, i in at:
+            v = saved[i]
+            version = saved[i + 1]
+            if version is not None:
+                if v._storage.version != version:
+                    modified_error(v, version)
+            elif v.__class__ is list:
+                v = _unpack(v, self)
+            env[k] = v
         env["grad"] = grads[0]
         env["grads"] = grads
         if self._results is not None:
-            res = [r.unpack(self) if r is not None else None for r in self._results]
+            res = _unpack_results(self)
             env["result"] = res[0]
             env["results"] = res
         ns = _namespace or namespace()
         outs = []
         if d.simple:    # no list inputs: one edge per formula
-            for (name, _, code, closure), e, (meta,) in zip(d.inputs, self.next_functions,
-                                                             self._slots):
-                if e is None:
+            i = 0
+            for name, _, code, closure in d.inputs:
+                if nxt[i] is None:
                     outs.append(None)
+                    i += 2
                     continue
                 g = eval(code, {**ns, **env}) if closure else eval(code, ns, env)
-                if g is not None and (g._shape != meta[0] or g.dtype is not meta[1]):
-                    g = _fit(g, meta)
+                if g is not None and (g._shape != saved[i] or g.dtype is not saved[i + 1]):
+                    g = _fit(g, saved[i], saved[i + 1])
                 outs.append(g)
+                i += 2
             return outs
         pos = 0
-        for (name, is_list, code, closure), metas in zip(d.inputs, self._slots):
-            edges = self.next_functions[pos:pos + len(metas)]
-            pos += len(metas)
-            if all(e is None for e in edges):
-                outs.extend([None] * len(metas))
+        for j, (name, is_list, code, closure) in enumerate(d.inputs):
+            metas = saved[2 * j] if is_list else (saved[2 * j: 2 * j + 2],)
+            n = len(metas)
+            if all(c is None for c in nxt[2 * pos:2 * (pos + n):2]):
+                outs.extend([None] * n)
+                pos += n
                 continue
             g = eval(code, {**ns, **env}) if closure else eval(code, ns, env)
             gs = list(g) if is_list else [g]
-            for gi, meta, e in zip(gs, metas, edges):
-                outs.append(_fit(gi, meta) if e is not None else None)
+            for k, (gi, meta) in enumerate(zip(gs, metas)):
+                live = nxt[2 * (pos + k)] is not None
+                outs.append(_fit(gi, *meta) if live and meta is not None else None)
+            pos += n
         return outs
 
     def release(self):
@@ -189,16 +211,32 @@ class OpNode(Node):
         self._results = None
 
 
-def _fit(g, meta):
-    """A formula's value as the gradient of an input of shape/dtype ``meta``."""
+def _fit(g, shape, dtype):
+    """A formula's value as the gradient of an input of ``shape`` and ``dtype``."""
     if g is None:
         return None
-    shape, dtype = meta
     if g._shape != shape:
         g = g.sum_to_size(shape) if len(g._shape) >= len(shape) else g.expand(shape)
     if g.dtype is not dtype:
         g = g.to(dtype)
     return g
+
+
+def _save_results(outs):
+    r = []
+    for o in outs:
+        if isinstance(o, Tensor):
+            st = o._storage
+            r += (st, o._shape, o._stride, o._offset, o.dtype, st.version)
+        else:
+            r += (None, None, None, None, None, None)
+    return tuple(r)
+
+
+def _unpack_results(node):
+    r = node._results
+    return [None if r[i] is None else unpack_output(*r[i:i + 6], node, i // 6)
+            for i in range(0, len(r), 6)]
 
 
 def record(d, call, env):
@@ -214,15 +252,15 @@ def record(d, call, env):
                            "automatic differentiation, but one of the arguments requires grad.")
     if inplace:
         return record_inplace(d, call, env, self_t)
-    edges, slots = _edges(d, env)
-    saved = _saved(d, env)
+    edges, saved = _inputs(d, env)
+    _save_args(d, env, saved)
     mode = grad_mode._mode
     mode.enabled = False
     try:
         result = call()
     finally:
         mode.enabled = True
-    return _attach(d, saved, edges, slots, result)
+    return _attach(d, edges, saved, result)
 
 
 def record_inplace(d, call, env, self_t):
@@ -232,6 +270,13 @@ def record_inplace(d, call, env, self_t):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = self_t._base
+    fn = self_t._grad_fn
+    if base is not None and fn is not None and fn._num_outputs > 1 and fn._version is not None:
+        raise RuntimeError(
+            f"Output {self_t._output_nr} of {fn.name()} is a view and is being modified "
+            "inplace. This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one.")
     on_view = base is not None and (base._requires_grad or _needs_grad(d, env))
     if on_view:
         if base._requires_grad and base.grad_fn is None:
@@ -241,16 +286,16 @@ def record_inplace(d, call, env, self_t):
             raise RuntimeError(f"{d.op_name}_(): in-place operation on a view of a "
                                "non-contiguous tensor that requires grad is not supported")
         base_edge = edge_of(base) if base._requires_grad else None
-    edges, slots = _edges(d, env)
+    edges, saved = _inputs(d, env)
     if d.self_name in d.save:
-        with grad_mode.no_grad():
-            env = dict(env)
-            env[d.self_name] = self_t.clone()
+        # recorded, so that second derivatives reach self's old history through it
+        env = dict(env)
+        env[d.self_name] = self_t.clone()
     # saved before the call: an argument that aliases self is then caught as modified
-    saved = _saved(d, env)
+    _save_args(d, env, saved)
     with grad_mode.no_grad():
         result = call()
-    _attach(d, saved, edges, slots, self_t)
+    _attach(d, edges, saved, self_t)
     node = self_t.grad_fn
     if on_view:
         _rebase_view(base, base_edge, self_t, node)
@@ -283,89 +328,87 @@ class CopySlices(Node):
         return [rest, region.clone()]
 
 
-class _ViewOfBase(Node):
-    """A view's history once its base was modified in place: its gradient lands in the
-    view's region of a zero gradient of the base."""
-
-    def __init__(self, base_edge, base_meta, geometry):
-        super().__init__((base_edge,))
-        self._base_meta = base_meta
-        self._geometry = geometry
-
-    def apply(self, grads):
-        from .._ops import creation
-        shape, dtype, device = self._base_meta
-        out = creation.zeros(shape, dtype=dtype, device=device)
-        size, stride, offset = self._geometry
-        out.as_strided(size, stride, offset).copy_(grads[0])
-        return [out]
-
-
 def _rebase_view(base, base_edge, view, op_node):
     geometry = (view._shape, view._stride, view._offset - base._offset)
     cs = CopySlices(base_edge, op_node, geometry)
     cs._out_meta = ((base._shape, base.dtype, base._storage.device),)
-    base.grad_fn = cs
+    base._grad_fn = cs
     base._requires_grad = True
     base._output_nr = 0
-    view.grad_fn = _ViewOfBase((cs, 0), (base._shape, base.dtype, base._storage.device),
-                               geometry)
+    view._grad_fn = ViewOfBase((cs, 0), base, view)
     view._requires_grad = True
     view._output_nr = 0
 
 
-def _edges(d, env):
-    edges, slots = [], []
+def _inputs(d, env):
+    """The node's edges (flat: child, output_nr per input tensor) and the start of its
+    ``_saved`` list: (shape, dtype) per formula input (a list input: a tuple of them, and
+    None)."""
+    edges, saved = [], []
     for name, is_list, _, _ in d.inputs:
         v = env.get(name)
         if is_list:
             metas = []
             for t in (v if v is not None else ()):
                 if isinstance(t, Tensor):
-                    edges.append(edge_of(t))
+                    edges += edge_of(t) or (None, 0)
                     metas.append((t._shape, t.dtype))
                 else:
-                    edges.append(None)
+                    edges += (None, 0)
                     metas.append(None)
-            slots.append(metas)
+            saved += (tuple(metas), None)
         elif isinstance(v, Tensor):
-            edges.append(edge_of(v))
-            slots.append(((v._shape, v.dtype),))
+            if v._requires_grad:
+                fn = v._grad_fn if v._base is None else view_fn(v)
+                if fn is None:
+                    edges += (grad_accumulator(v), 0)
+                else:
+                    edges += (fn, v._output_nr)
+            else:
+                edges += (None, 0)
+            saved += (v._shape, v.dtype)
         else:
-            edges.append(None)
-            slots.append((None,))
-    return edges, slots
+            edges += (None, 0)
+            saved += (None, None)
+    return edges, saved
 
 
-def _saved(d, env):
-    out = {}
+def _save_args(d, env, saved):
+    """Appends (value, version) per saved argument (version None: nothing to check)."""
     meta = d.meta_only
     for k in d.save:
         v = env[k]
         if v is None or v.__class__ in _PLAIN:
-            out[k] = v
+            saved += (v, None)
         elif isinstance(v, Tensor):
-            out[k] = TensorMeta(v) if k in meta else SavedTensor(v)
+            if k in meta:
+                saved += (TensorMeta(v), None)
+            else:
+                saved += (v, v._storage.version)
         else:
-            out[k] = _save(v)
-    return out
+            saved += (_save(v), None)
 
 
 _PLAIN = (int, float, bool, str)
 
 
-def _attach(d, saved, edges, slots, result):
-    node = OpNode(edges)
+def _attach(d, edges, saved, result):
+    node = OpNode.__new__(OpNode)
+    node._next = tuple(edges)
+    node._seq = next(_node_seq)
     node._d = d
-    node._slots = slots
-    node._saved = saved
+    node._saved = tuple(saved)
     if result.__class__ is Tensor:      # the common case: one tensor output
         if d.save_result:
-            node._results = [SavedTensor(result, True, 0)]
+            st = result._storage
+            node._results = (st, result._shape, result._stride, result._offset, result.dtype,
+                             st.version)
         if result.dtype.is_floating_point:
-            result.grad_fn = node
+            result._grad_fn = node
             result._requires_grad = True
             result._output_nr = 0
+            if result._base is not None:
+                node._version = result._storage.version
         if anomaly_mode._enabled:
             anomaly_mode.record_trace(node)
         return result
@@ -375,13 +418,16 @@ def _attach(d, saved, edges, slots, result):
     node._out_meta = tuple((o._shape, o.dtype, o._storage.device) if isinstance(o, Tensor)
                            else None for o in outs)
     if d.save_result:
-        node._results = [SavedTensor(o, True, i) if isinstance(o, Tensor) else None
-                         for i, o in enumerate(outs)]
+        node._results = _save_results(outs)
     for i, o in enumerate(outs):
         if _is_float(o):
-            o.grad_fn = node
+            o._grad_fn = node
             o._requires_grad = True
             o._output_nr = i
+    if any(isinstance(o, Tensor) and o._base is not None for o in outs):
+        # the outputs may view different storages (meshgrid, broadcast_tensors)
+        node._version = tuple(o._storage.version if isinstance(o, Tensor) else None
+                              for o in outs)
     if anomaly_mode._enabled:
         anomaly_mode.record_trace(node)
     return result

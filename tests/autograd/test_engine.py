@@ -322,3 +322,40 @@ def test_inplace_on_view_rebases_base(device):
     z[1:2].copy_(w * 2)
     z.sum().backward()
     np.testing.assert_allclose(w.grad.cpu().numpy(), [2.0])
+
+
+def test_leaf_grad_takes_unshared_gradient_and_never_aliases(device):
+    made = []
+
+    class Double(fw.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            out = g * 2
+            made.append(weakref.ref(out))
+            return out
+
+    x = leaf([1.0, 2.0], device)
+    Double.apply(x).sum().backward()
+    assert made[0]() is x.grad          # a gradient nothing else sees is taken, not copied
+    # one gradient object reaching two leaves (add passes it through): each gets its own
+    a, b = leaf([1.0, 2.0], device), leaf([3.0, 4.0], device)
+    (a + b).sum().backward()
+    assert a.grad.data_ptr() != b.grad.data_ptr()
+    (a * 3 + b).sum().backward()        # in-place accumulation into a.grad leaves b.grad alone
+    np.testing.assert_allclose(a.grad.cpu().numpy(), [4.0, 4.0])
+    np.testing.assert_allclose(b.grad.cpu().numpy(), [2.0, 2.0])
+    # the user's gradient passed straight through is copied, and views are copied
+    c = leaf([1.0, 2.0], device)
+    g = fw.ones(2, device=device)
+    c.clone().backward(g)
+    g.mul_(5)
+    np.testing.assert_allclose(c.grad.cpu().numpy(), [1.0, 1.0])
+    d = leaf([[1.0, 2.0]], device)
+    root = fw.ones(2, device=device)
+    d.reshape(2).backward(root)
+    root.mul_(7)
+    np.testing.assert_allclose(d.grad.cpu().numpy(), [[1.0, 1.0]])
