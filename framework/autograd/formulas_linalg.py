@@ -279,7 +279,8 @@ def matrix_norm_backward(grad, A, result, ord, dim, keepdim):
     if keepdim:
         for d in sorted((d0, d1), reverse=True):
             g = g.squeeze(d)
-    Am = A.movedim((d0, d1), (-2, -1))
+    # computed in the result's dtype (the ``dtype`` argument), as the forward is
+    Am = A.movedim((d0, d1), (-2, -1)).to(grad.dtype)
     g = g.unsqueeze(-1)
     if ord in ("nuc", 2, -2):
         if ord == "nuc":
@@ -305,6 +306,4 @@ def linalg_norm_backward(grad, A, result, ord, dim, keepdim):
                                     keepdim)
     if dims is None and ord is not None and A.dim() == 2:
         return matrix_norm_backward(grad, A, result, ord, (-2, -1), keepdim)
-    if ord is None:
-        return norm_backward(grad, A, result, 2, dims, keepdim)
-    return norm_backward(grad, A, result, ord, dims, keepdim)
+    return norm_backward(grad, A, result, 2 if ord is None else ord, dims, keepdim)
