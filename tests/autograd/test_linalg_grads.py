@@ -96,3 +96,15 @@ def test_lstsq_gradient_through_solution_and_residuals(device):
     tloss = (tr.solution ** 2).sum() + tr.residuals.sum()
     for g, tg in zip(fw.autograd.grad(loss, [x, y]), torch.autograd.grad(tloss, [t, u])):
         _close(g, tg)
+
+
+@pytest.mark.parametrize("ord", [2, "nuc", 1, "fro"])
+def test_matrix_norm_dtype_argument(ord, device):
+    """A float32 input with dtype=float64: the gradient comes back in float32."""
+    a = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
+    x = fw.tensor(a, device=device).requires_grad_()
+    t = torch.tensor(a).requires_grad_()
+    g = _grad(fw, fw.linalg.matrix_norm(x, ord, dtype=fw.float64), x)
+    tg = _grad(torch, torch.linalg.matrix_norm(t, ord, dtype=torch.float64), t)
+    assert g.dtype is fw.float32
+    np.testing.assert_allclose(g.cpu().numpy(), tg.numpy(), rtol=1e-6, atol=1e-7)
