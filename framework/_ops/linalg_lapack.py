@@ -24,6 +24,7 @@ class LinAlgError(RuntimeError):
 _qr_t = collections.namedtuple("linalg_qr", ["Q", "R"])
 _svd_t = collections.namedtuple("linalg_svd", ["U", "S", "Vh"])
 _old_svd_t = collections.namedtuple("svd", ["U", "S", "V"])
+_old_qr_t = collections.namedtuple("qr", ["Q", "R"])
 _eigh_t = collections.namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 _slogdet_t = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 _lstsq_t = collections.namedtuple("linalg_lstsq",
@@ -204,6 +205,12 @@ def qr(A, mode="reduced", *, out=None):
     if mode == "r":
         q = np.zeros((0,), q.dtype)
     return _finish_all(_qr_t(_back(q, A.dtype, dev), _back(r, A.dtype, dev)), out)
+
+
+def qr_(input, some=True, *, out=None):
+    """torch.qr: :func:`framework.linalg.qr` with mode 'reduced' (``some``) or 'complete'."""
+    q, r = qr(input, "reduced" if some else "complete")
+    return _finish_all(_old_qr_t(q, r), out)
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):

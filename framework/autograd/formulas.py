@@ -373,24 +373,6 @@ def roll_backward(grad, shifts, dims):
     return grad.roll([-s for s in shifts], dims)
 
 
-def det_backward(grad, input, result):
-    return (grad * result).unsqueeze(-1).unsqueeze(-1) * input.inverse().mT
-
-
-def solve_backward(grad, A, result, left, wrt_a):
-    if left:
-        gb = framework.linalg.solve(A.mT, grad)
-        if not wrt_a:
-            return gb
-        x = result if result.dim() == gb.dim() else result.unsqueeze(-1)
-        g2 = gb if gb.dim() == x.dim() else gb.unsqueeze(-1)
-        return -g2.matmul(x.mT)
-    gb = framework.linalg.solve(A.mT, grad, left=False)
-    if not wrt_a:
-        return gb
-    return -result.mT.matmul(gb)
-
-
 def einsum_backward(grad, equation, operands):
     """Gradients of einsum for equations without repeated letters inside one operand."""
     eq = equation.replace(" ", "")
@@ -412,22 +394,6 @@ def einsum_backward(grad, equation, operands):
                 g = g.unsqueeze(k)
         outs.append(g.expand(op.shape))
     return outs
-
-
-def eigh_backward(grads, results):
-    L, V = results
-    gL, gV = grads
-    Vt = V.mT
-    inner = gL.diag_embed() if gL is not None else 0
-    if gV is not None:
-        E = L.unsqueeze(-2) - L.unsqueeze(-1)
-        n = L.shape[-1]
-        eye = framework.eye(n, dtype=framework.bool, device=L.device)
-        F = (1 / E.masked_fill(eye, 1)).masked_fill(eye, 0)
-        sym = Vt.matmul(gV)
-        inner = inner + F * (sym - sym.mT) / 2
-    g = V.matmul(inner).matmul(Vt)
-    return (g + g.mT) / 2
 
 
 def not_implemented(op, input):
@@ -483,97 +449,6 @@ def kron_backward(grad, a, b, wrt_a):
         aa = aa.unsqueeze(2 * i + 1)
     r = (g * aa).sum([2 * i for i in range(nd)])
     return r.reshape(b.shape)
-
-
-def linalg_norm_backward(grad, A, result, ord, dim, keepdim):
-    if ord is None or ord == "fro":
-        dims = dim if dim is not None else list(range(A.dim()))
-        return norm_backward(grad, A, result, 2, dims, keepdim)
-    if isinstance(ord, str) or (dim is not None and not isinstance(dim, int) and len(dim) == 2) \
-            or (dim is None and A.dim() == 2):
-        raise RuntimeError(f"the derivative of linalg.norm with ord={ord!r} over a matrix is "
-                           "not implemented")
-    return norm_backward(grad, A, result, ord, dim, keepdim)
-
-
-def matrix_power_backward(grad, A, n):
-    if n == 0:
-        return grad * 0
-    if n < 0:
-        B = framework.linalg.inv(A)
-        gB = matrix_power_backward(grad, B, -n)
-        return -B.mT.matmul(gB).matmul(B.mT)
-    powers = [None] * n
-    eye = framework.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape)
-    powers[0] = eye
-    for k in range(1, n):
-        powers[k] = powers[k - 1].matmul(A)
-    g = grad * 0
-    for k in range(n):
-        g = g + powers[k].mT.matmul(grad).matmul(powers[n - 1 - k].mT)
-    return g
-
-
-def chain_backward(grad, mats):
-    """Gradients of M0 @ M1 @ ... (1-d first/last as row/column vectors, for multi_dot)."""
-    ms = list(mats)
-    first1, last1 = ms[0].dim() == 1, ms[-1].dim() == 1
-    if first1:
-        ms[0] = ms[0].unsqueeze(0)
-    if last1:
-        ms[-1] = ms[-1].unsqueeze(-1)
-    g = grad
-    if first1:
-        g = g.unsqueeze(0)
-    if last1:
-        g = g.unsqueeze(-1)
-    outs = []
-    for i in range(len(ms)):
-        left = None
-        for m in ms[:i]:
-            left = m if left is None else left.matmul(m)
-        right = None
-        for m in ms[i + 1:]:
-            right = m if right is None else right.matmul(m)
-        gi = g
-        if left is not None:
-            gi = left.mT.matmul(gi)
-        if right is not None:
-            gi = gi.matmul(right.mT)
-        outs.append(gi.reshape(mats[i].shape))
-    return outs
-
-
-def cholesky_backward(grad, result, upper):
-    L = result.mT if upper else result
-    gL = grad.mT if upper else grad
-    P = L.mT.matmul(gL)
-    P = P.tril() - 0.5 * P.diagonal(0, -2, -1).diag_embed()
-    Linv = framework.linalg.inv(L)
-    gA = Linv.mT.matmul(P).matmul(Linv)
-    return (gA + gA.mT) / 2
-
-
-def eigvalsh_backward(grad, A, UPLO):
-    _, V = framework.linalg.eigh(A, UPLO)
-    return V.matmul(grad.diag_embed()).matmul(V.mT)
-
-
-def svdvals_backward(grad, A):
-    U, _, Vh = framework.linalg.svd(A, full_matrices=False)
-    return U.matmul(grad.diag_embed()).matmul(Vh)
-
-
-def solve_triangular_backward(grad, A, result, upper, left, unitriangular, wrt_a):
-    gB = framework.linalg.solve_triangular(A.mT, grad, upper=not upper, left=left,
-                                           unitriangular=unitriangular)
-    if not wrt_a:
-        return gB
-    gA = -gB.matmul(result.mT) if left else -result.mT.matmul(gB)
-    gA = gA.triu() if upper else gA.tril()
-    if unitriangular:
-        gA = gA - gA.diagonal(0, -2, -1).diag_embed()
-    return gA
 
 
 def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, wrt_input):

@@ -23,13 +23,15 @@ _namespace = None
 
 
 def namespace():
-    """The globals of derivative formulas: framework's functions and the helpers."""
+    """The globals of derivative formulas: framework's functions and the helpers of
+    formulas.py and formulas_linalg.py."""
     global _namespace
     if _namespace is None:
         import framework
-        from . import formulas
+        from . import formulas, formulas_linalg
         ns = {k: getattr(framework, k) for k in dir(framework) if not k.startswith("__")}
-        ns.update({k: getattr(formulas, k) for k in dir(formulas) if not k.startswith("_")})
+        for helpers in (formulas, formulas_linalg):
+            ns.update({k: getattr(helpers, k) for k in dir(helpers) if not k.startswith("_")})
         ns["fw"] = framework
         _namespace = ns
     return _namespace

@@ -6,6 +6,35 @@ P = "pos"      # inputs in (0.5, 2)
 U = "unit"     # inputs in (-0.9, 0.9)
 R = "real"     # inputs in (-2, 2), away from 0
 
+
+def _svd_free(T, U, S, Vh):
+    """A function of all of an SVD's outputs that is free of the singular vectors' signs
+    (LAPACK builds may differ there) and of full U's / Vh's extra basis vectors."""
+    k = S.shape[-1]
+    Uk, Vk = U[..., :k], Vh[..., :k, :]
+    w = T.arange(1, k + 1, dtype=S.dtype)
+    return T.cat([((Uk * w) @ Uk.mT).flatten(-2), ((Vk.mT * w) @ Vk).flatten(-2),
+                  ((Uk * S.sin().unsqueeze(-2)) @ Vk).flatten(-2), S], -1)
+
+
+def _old_svd_free(T, r):
+    U, S, V = r
+    return _svd_free(T, U, S, V.mT)
+
+
+def _proj(T, Q):
+    """Q diag(1, 2, ...) Q^T: free of the signs of Q's columns."""
+    return (Q * T.arange(1, Q.shape[-1] + 1, dtype=Q.dtype)) @ Q.mT
+
+
+def _qr_free(T, Q, R):
+    """A function of Q and R free of the signs of R's rows (and Q's columns)."""
+    return T.cat([_proj(T, Q).flatten(-2), _proj(T, R.mT).flatten(-2)], -1)
+
+
+def _lstsq_all(T, r):
+    return T.cat([r.solution.flatten(), r.residuals.flatten()])
+
 CASES = [
     # pointwise, broadcasting
     ("add", lambda T, a, b: T.add(a, b, alpha=2), [(3, 4), (4,)], R),
@@ -197,6 +226,43 @@ CASES += [
     ("svdvals", lambda T, a: T.linalg.svdvals(a), [(3, 4)], R),
     ("solve_triangular", lambda T, a, b: T.linalg.solve_triangular(a.triu() + 3 * T.eye(3, dtype=a.dtype), b, upper=True), [(3, 3), (3, 2)], R),
     ("solve_triangular_right", lambda T, a, b: T.linalg.solve_triangular(a.tril() + 3 * T.eye(3, dtype=a.dtype), b, upper=False, left=False), [(3, 3), (2, 3)], R),
+]
+
+# decompositions (distinct singular values), pseudo-inverses, least squares, matrix norms
+CASES += [
+    ("svd", lambda T, a: _old_svd_free(T, T.svd(a)), [(4, 3)], R),
+    ("svd_full_wide", lambda T, a: _old_svd_free(T, T.svd(a, some=False)), [(3, 4)], R),
+    ("svd_no_uv", lambda T, a: T.svd(a, compute_uv=False)[1], [(3, 4)], R),
+    ("linalg_svd", lambda T, a: _svd_free(T, *T.linalg.svd(a, full_matrices=False)), [(3, 3)], R),
+    ("linalg_svd_full_tall", lambda T, a: _svd_free(T, *T.linalg.svd(a)), [(2, 4, 3)], R),
+    ("linalg_svd_full_wide", lambda T, a: _svd_free(T, *T.linalg.svd(a)), [(3, 4)], R),
+    ("linalg_svd_s", lambda T, a: T.linalg.svd(a)[1], [(4, 3)], R),
+    ("linalg_svd_u", lambda T, a: _proj(T, T.linalg.svd(a, full_matrices=False)[0]), [(4, 3)], R),
+    ("linalg_svd_vh", lambda T, a: _proj(T, T.linalg.svd(a, full_matrices=False)[2].mT), [(3, 4)], R),
+    ("linalg_qr", lambda T, a: _qr_free(T, *T.linalg.qr(a)), [(4, 3)], R),
+    ("linalg_qr_wide", lambda T, a: _qr_free(T, *T.linalg.qr(a)), [(3, 4)], R),
+    ("linalg_qr_complete", lambda T, a: _qr_free(T, *T.linalg.qr(a, "complete")), [(2, 3, 3)], R),
+    ("qr", lambda T, a: _qr_free(T, *T.qr(a)), [(4, 3)], R),
+    ("qr_complete_wide", lambda T, a: _qr_free(T, *T.qr(a, some=False)), [(3, 4)], R),
+    ("lstsq", lambda T, a, b: T.linalg.lstsq(a, b, driver="gelsd").solution, [(5, 3), (5, 2)], R),
+    ("lstsq_residuals", lambda T, a, b: _lstsq_all(T, T.linalg.lstsq(a, b, driver="gelsd")), [(5, 3), (5, 2)], R),
+    ("lstsq_vector", lambda T, a, b: _lstsq_all(T, T.linalg.lstsq(a, b, driver="gelsd")), [(2, 5, 3), (2, 5)], R),
+    ("lstsq_wide", lambda T, a, b: T.linalg.lstsq(a, b, driver="gelsd").solution, [(3, 5), (3, 2)], R),
+    ("pinv", lambda T, a: T.linalg.pinv(a), [(4, 3)], R),
+    ("pinv_wide", lambda T, a: T.linalg.pinv(a), [(2, 3, 5)], R),
+    ("pinv_hermitian", lambda T, a: T.linalg.pinv(a + a.mT, hermitian=True), [(3, 3)], R),
+    ("pinv_low_rank", lambda T, a, b: T.linalg.pinv(a @ b, atol=1e-8), [(4, 2), (2, 3)], R),
+    ("pinverse", lambda T, a: T.pinverse(a), [(3, 5)], R),
+    ("matrix_norm_2", lambda T, a: T.linalg.matrix_norm(a, 2), [(2, 3, 4)], R),
+    ("matrix_norm_m2", lambda T, a: T.linalg.matrix_norm(a, -2), [(4, 3)], R),
+    ("matrix_norm_nuc", lambda T, a: T.linalg.matrix_norm(a, "nuc", dim=(0, 2), keepdim=True), [(3, 2, 4)], R),
+    ("matrix_norm_1", lambda T, a: T.linalg.matrix_norm(a, 1), [(3, 4)], R),
+    ("matrix_norm_m1", lambda T, a: T.linalg.matrix_norm(a, -1, dim=(2, 0)), [(3, 2, 4)], R),
+    ("matrix_norm_inf", lambda T, a: T.linalg.matrix_norm(a, math.inf, keepdim=True), [(2, 3, 4)], R),
+    ("matrix_norm_minf", lambda T, a: T.linalg.matrix_norm(a, -math.inf), [(3, 4)], R),
+    ("linalg_norm_2", lambda T, a: T.linalg.norm(a, 2), [(3, 4)], R),
+    ("linalg_norm_nuc", lambda T, a: T.linalg.norm(a, "nuc", dim=(1, 2)), [(2, 3, 4)], R),
+    ("linalg_norm_inf", lambda T, a: T.linalg.norm(a, math.inf, dim=(1, 0), keepdim=True), [(3, 4)], R),
 ]
 
 # aliases and the rest of the table

@@ -60,6 +60,14 @@ def _qr(fw_, device):
     return [(fw_.matmul(q, r), a), (fw_.matmul(q.mT, q), np.broadcast_to(np.eye(3), (2, 3, 3)))]
 
 
+def _old_qr(fw_, device):
+    a = np.random.default_rng(6).standard_normal((5, 3))
+    q, r = fw_.qr(_t(a, device))
+    qc, rc = fw_.qr(_t(a, device), some=False)
+    return [(fw_.matmul(q, r), a), (fw_.matmul(qc, rc), a), (fw_.matmul(qc.mT, qc), np.eye(5)),
+            (rc[3:], np.zeros((2, 3)))]
+
+
 def _svd(fw_, device):
     a = np.random.default_rng(2).standard_normal((4, 3))
     u, s, vh = fw_.linalg.svd(_t(a, device), full_matrices=False)
@@ -127,6 +135,7 @@ CASES = {
     "linalg.cholesky": decomp(lambda fw_, d: [(fw_.linalg.cholesky(_t(spd(4), d)),
                                                np.linalg.cholesky(spd(4)))]),
     "linalg.qr": decomp(_qr),
+    "qr": decomp(_old_qr),
     "linalg.svd": decomp(_svd),
     "svd": decomp(_old_svd),
     "linalg.eigh": decomp(_eigh),
