@@ -3,6 +3,7 @@ framework ops (recorded when grad mode is on), so derivatives stay differentiabl
 import math
 
 import framework  # loaded first: formulas run only after framework is imported
+from .function import delayed_error
 
 
 def _wrap(dim, ndim):
@@ -328,8 +329,13 @@ def nanmean_backward(grad, input, dim, keepdim):
     return unreduce(grad, input, dim, keepdim) * keep / cnt
 
 
-def max_backward(grads, results, input, dim, keepdim):
-    """max/min/median/nanmedian/mode: all-reduce form (dim None) or with indices."""
+def max_backward(grads, results, input, dim, keepdim, largest=True):
+    """max/min/median/nanmedian/mode: all-reduce form (dim None), with indices, or (max
+    and min with a tensor as ``dim``) elementwise against that tensor."""
+    if isinstance(dim, framework.Tensor):
+        if largest:
+            return maximum_backward(grads[0], input, dim, True)
+        return maximum_backward(grads[0], -input, -dim, True)
     if dim is None:
         return extreme_backward(grads[0], input, results[0], None, False)
     return indexed_backward(grads[0], input, results[1], dim, keepdim)
@@ -576,10 +582,50 @@ def solve_triangular_backward(grad, A, result, upper, left, unitriangular, wrt_a
     return gA
 
 
-def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, wrt_input):
-    if reduce != "sum":
-        raise RuntimeError(f"the derivative of scatter_reduce with reduce={reduce!r} is not "
-                           "implemented")
+def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, result,
+                            wrt_input):
+    """Gradient of scatter_reduce w.r.t. input or src, as PyTorch defines it: mean divides
+    by the count of each slot, amax/amin share the gradient evenly among the elements equal
+    to the result (self counted even with include_self=False, as PyTorch does), prod gives
+    a zero element the product of the others."""
+    if reduce == "sum":
+        g = grad if wrt_input else grad.gather(dim, index)
+    elif reduce == "mean":
+        n = (grad.new_ones(grad.shape) if include_self else grad.new_zeros(grad.shape))
+        n = n.scatter_add(dim, index, grad.new_ones(index.shape))
+        n = n.masked_fill(n == 0, 1)
+        g = grad / n if wrt_input else grad.gather(dim, index) / n.gather(dim, index)
+    elif reduce in ("amax", "amin"):
+        value = result.gather(dim, index)
+        n = (input == result).to(grad.dtype).scatter_add(dim, index,
+                                                         (src == value).to(grad.dtype))
+        share = grad / n
+        g = share * (input == result) if wrt_input else share.gather(dim, index) * (src == value)
+    else:   # prod (the forward call checked the name)
+        g = _scatter_prod_backward(grad, input, dim, index, src, include_self, result,
+                                   wrt_input)
+    if wrt_input and not include_self:
+        g = g.scatter(dim, index, 0)
+    return g
+
+
+def _scatter_prod_backward(grad, input, dim, index, src, include_self, result, wrt_input):
     if wrt_input:
-        return grad if include_self else grad.scatter(dim, index, 0)
-    return grad.gather(dim, index)
+        # a zero of input gets the product of what was scattered onto it
+        masked = input.masked_fill(input == 0, 1)
+        return grad * masked.scatter_reduce(dim, index, src, "prod",
+                                            include_self=include_self) / masked
+    zero = src == 0
+    zeros = grad.new_zeros(grad.shape).scatter_add(dim, index, zero.to(grad.dtype))
+    zeros = zeros.gather(dim, index)
+    single = zero & (zeros == 1)
+    # the only zero in its slot: the product of the others, computed with it replaced by 1
+    others = input.scatter_reduce(dim, index, src.masked_fill(single, 1), "prod",
+                                  include_self=include_self)
+    g = framework.where(single, (grad * others).gather(dim, index),
+                        (grad * result).gather(dim, index) / src.masked_fill(zero, 1))
+    # several zeros in a slot: right to first order, but its derivative is not
+    if framework.is_grad_enabled() and bool((zeros > 1).any()):
+        g = delayed_error(g, "scatter_reduce(): Double backward is unsupported for src when "
+                             ">1 zeros in src are scattered to the same position")
+    return g

@@ -243,9 +243,10 @@ def record_inplace(d, call, env, self_t):
         base_edge = edge_of(base) if base._requires_grad else None
     edges, slots = _edges(d, env)
     if d.self_name in d.save:
-        with grad_mode.no_grad():
-            env = dict(env)
-            env[d.self_name] = self_t.clone()
+        # recorded (grad mode is on here): the clone keeps self's old history, so that a
+        # double backward through the formulas reaches it
+        env = dict(env)
+        env[d.self_name] = self_t.clone()
     # saved before the call: an argument that aliases self is then caught as modified
     saved = _saved(d, env)
     with grad_mode.no_grad():
@@ -429,6 +430,11 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
             call.append(n)
     d = Derivatives(op, names)
     d.inplace = inplace
+    # an argument not typed Tensor but with a formula (max's dim, which may be the other
+    # tensor of max(a, b)) is differentiable when a tensor is passed there
+    typed = {n for n, _ in tensor_params}
+    tensor_params = list(tensor_params) + [(n, is_list) for n, is_list, _, _ in d.inputs
+                                           if n not in typed]
     checks = []
     for n, is_list in tensor_params:
         if n not in names:
