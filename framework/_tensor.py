@@ -4,6 +4,7 @@ Ops (``add``, ``sum``, ``view``, ...) are attached as methods by the dispatcher 
 ``ops.yaml``; this file holds what is a property of the tensor object itself.
 """
 import builtins
+import warnings
 import weakref
 
 import numpy as np
@@ -13,11 +14,18 @@ from ._device import CPU
 
 _new = object.__new__
 
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead.")
+
 
 class Tensor:
     """A multi-dimensional array of one dtype on one device (PyTorch's ``torch.Tensor``)."""
 
-    __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "_requires_grad", "grad",
+    __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "_requires_grad", "_grad",
                  "_grad_fn", "_output_nr", "_base", "__weakref__", "__dict__")
 
     # ``framework.Tensor(data)`` / ``framework.Tensor(2, 3)`` as in PyTorch.
@@ -40,7 +48,7 @@ class Tensor:
         t._offset = offset
         t.dtype = dtype
         t._requires_grad = False
-        t.grad = None
+        t._grad = None
         t._grad_fn = None
         t._output_nr = 0
         t._base = None
@@ -183,6 +191,22 @@ class Tensor:
             from .autograd.graph import view_fn
             return view_fn(self)
         return fn
+
+    @property
+    def grad(self):
+        """The gradient accumulated by backward (leaves, and tensors that retain grad)."""
+        g = self._grad
+        if g is None and self._grad_fn is not None and not self.__dict__.get("_retains"):
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
 
     @property
     def is_leaf(self):

@@ -92,7 +92,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if t.grad_fn is None:
             edge_of(t)[0].apply([g])
         else:
-            t.grad = g if t.grad is None else t.grad + g
+            t.grad = g if t._grad is None else t._grad + g   # no non-leaf warning
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -82,10 +82,10 @@ def _call_hooks(node, grads):
             t = ref()
             g = grads[nr]
             if t is not None and g is not None:
-                if t.grad is None:
-                    t.grad = g if grad_mode.is_grad_enabled() else g.detach().clone()
+                if t._grad is None:
+                    t._grad = g if grad_mode.is_grad_enabled() else g.detach().clone()
                 else:
-                    t.grad = t.grad + g
+                    t._grad = t._grad + g
     if node._prehooks:
         for hook in list(node._prehooks.values()):
             r = hook(tuple(grads))

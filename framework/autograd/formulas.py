@@ -1,5 +1,7 @@
 """Helpers of the derivative formulas in ops.yaml. Everything here is written with
-framework ops (recorded when grad mode is on), so derivatives stay differentiable."""
+framework ops (recorded when grad mode is on), so derivatives stay differentiable.
+The indexing/scatter family's helpers are in formulas_index.py, linalg's in
+formulas_linalg.py."""
 import math
 
 import framework  # loaded first: formulas run only after framework is imported
@@ -107,13 +109,6 @@ def prod_backward(grad, input, result, dim=None, keepdim=False):
     others = (before * after).reshape(shp).movedim(
         list(range(input.dim() - len(dims), input.dim())), dims)
     return safe.masked_fill(zero, 0) + (g * others).masked_fill(~zero, 0)
-
-
-def index_backward(grad, input, index):
-    """Gradient of ``input[index]`` (any indexing): summed into the positions it read."""
-    pos = framework.arange(input.numel(), device=input.device).reshape(input.shape)[index]
-    flat = grad.new_zeros(input.numel())
-    return flat.index_add(0, pos.reshape(-1), grad.reshape(-1)).reshape(input.shape)
 
 
 def matmul_backward(grad, input, other, wrt_input):
@@ -328,38 +323,16 @@ def nanmean_backward(grad, input, dim, keepdim):
     return unreduce(grad, input, dim, keepdim) * keep / cnt
 
 
-def max_backward(grads, results, input, dim, keepdim):
-    """max/min/median/nanmedian/mode: all-reduce form (dim None) or with indices."""
+def max_backward(grads, results, input, dim, keepdim, largest=True):
+    """max/min/median/nanmedian/mode: all-reduce form (dim None), with indices, or (max
+    and min with a tensor as ``dim``) elementwise against that tensor."""
+    if isinstance(dim, framework.Tensor):
+        if largest:
+            return maximum_backward(grads[0], input, dim, True)
+        return maximum_backward(grads[0], -input, -dim, True)
     if dim is None:
         return extreme_backward(grads[0], input, results[0], None, False)
     return indexed_backward(grads[0], input, results[1], dim, keepdim)
-
-
-def index_put_values_backward(grad, indices, values):
-    return grad[tuple(indices)]
-
-
-def masked_select_backward(grad, input, mask):
-    shape = framework.broadcast_shapes(input.shape, mask.shape)
-    return grad.new_zeros(shape).masked_scatter(mask.expand(shape), grad)
-
-
-def masked_scatter_source_backward(grad, mask, source):
-    sel = grad.masked_select(mask.expand(grad.shape))
-    n = source.numel()
-    if sel.numel() < n:
-        sel = framework.cat([sel, sel.new_zeros(n - sel.numel())])
-    return sel.reshape(source.shape)
-
-
-def take_backward(grad, input, index):
-    n = input.numel()
-    idx = index.reshape(-1) % max(n, 1)
-    return grad.new_zeros(n).index_add(0, idx, grad.reshape(-1)).reshape(input.shape)
-
-
-def put_input_backward(grad, index, accumulate):
-    return grad if accumulate else grad.put(index, grad.new_zeros(index.shape))
 
 
 def trace_backward(grad, input):
@@ -398,12 +371,6 @@ def einsum_backward(grad, equation, operands):
 
 def not_implemented(op, input):
     raise RuntimeError(f"the derivative for '{op}' is not implemented (input '{input}').")
-
-
-def setitem_self_backward(grad, index):
-    g = grad.clone()
-    g[index] = 0
-    return g
 
 
 # ---- linear algebra ------------------------------------------------------------------------
@@ -451,10 +418,3 @@ def kron_backward(grad, a, b, wrt_a):
     return r.reshape(b.shape)
 
 
-def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, wrt_input):
-    if reduce != "sum":
-        raise RuntimeError(f"the derivative of scatter_reduce with reduce={reduce!r} is not "
-                           "implemented")
-    if wrt_input:
-        return grad if include_self else grad.scatter(dim, index, 0)
-    return grad.gather(dim, index)

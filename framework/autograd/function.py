@@ -173,7 +173,7 @@ def once_differentiable(fn):
         if not edges:
             return out
         outs = out if isinstance(out, tuple) else (out,)
-        node = _DelayedError(edges)
+        node = _DelayedError(edges, _ONCE)
         for o in outs:
             if isinstance(o, Tensor) and o.dtype.is_floating_point:
                 o._grad_fn = node
@@ -182,7 +182,24 @@ def once_differentiable(fn):
     return wrapper
 
 
+def delayed_error(t, message):
+    """``t``'s values, with a backward that raises ``message``: for a derivative formula
+    that is right to first order but has no derivative of its own at these inputs."""
+    if not (grad_mode.is_grad_enabled() and t._requires_grad):
+        return t
+    out = t.detach()
+    out._grad_fn = _DelayedError((edge_of(t),), message)
+    out._requires_grad = True
+    return out
+
+
+_ONCE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
 class _DelayedError(Node):
+    def __init__(self, edges, message):
+        super().__init__(edges)
+        self._message = message
+
     def apply(self, grads):
-        raise RuntimeError("trying to differentiate twice a function that was marked with "
-                           "@once_differentiable")
+        raise RuntimeError(self._message)

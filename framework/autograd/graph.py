@@ -163,20 +163,20 @@ class AccumulateGrad(Node):
             g = g.sum_to_size(v._shape)
         if g.dtype is not v.dtype:
             g = g.to(v.dtype)
-        old = v.grad
+        old = v._grad
         if is_grad_enabled():          # create_graph: keep the graph of the gradient
-            v.grad = g if old is None else old + g
+            v._grad = g if old is None else old + g
         elif old is None:
             # the engine's gradient is taken as it is when nothing else can see it (as
             # PyTorch does): referred to only by the engine's list and this frame, not a
             # view, and alone on its storage; otherwise it is copied, never aliased
             if (getrefcount(g) <= 3 and g._base is None and not g._requires_grad
                     and getrefcount(g._storage) <= 2 and g.__class__ is Tensor):
-                v.grad = g
+                v._grad = g
             else:
-                v.grad = g.detach().clone()
+                v._grad = g.detach().clone()
         elif old._requires_grad:
-            v.grad = old.detach() + g
+            v._grad = old.detach() + g
         else:
             old.add_(g)
         if self._post_hooks:

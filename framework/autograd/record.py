@@ -24,13 +24,13 @@ _namespace = None
 
 def namespace():
     """The globals of derivative formulas: framework's functions and the helpers of
-    formulas.py and formulas_linalg.py."""
+    formulas.py, formulas_index.py and formulas_linalg.py."""
     global _namespace
     if _namespace is None:
         import framework
-        from . import formulas, formulas_linalg
+        from . import formulas, formulas_index, formulas_linalg
         ns = {k: getattr(framework, k) for k in dir(framework) if not k.startswith("__")}
-        for helpers in (formulas, formulas_linalg):
+        for helpers in (formulas, formulas_index, formulas_linalg):
             ns.update({k: getattr(helpers, k) for k in dir(helpers) if not k.startswith("_")})
         ns["fw"] = framework
         _namespace = ns
@@ -290,7 +290,8 @@ def record_inplace(d, call, env, self_t):
         base_edge = edge_of(base) if base._requires_grad else None
     edges, saved = _inputs(d, env)
     if d.self_name in d.save:
-        # recorded, so that second derivatives reach self's old history through it
+        # recorded (grad mode is on here): the clone keeps self's old history, so that a
+        # double backward through the formulas reaches it
         env = dict(env)
         env[d.self_name] = self_t.clone()
     # saved before the call: an argument that aliases self is then caught as modified
@@ -477,6 +478,11 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
             call.append(n)
     d = Derivatives(op, names)
     d.inplace = inplace
+    # an argument not typed Tensor but with a formula (max's dim, which may be the other
+    # tensor of max(a, b)) is differentiable when a tensor is passed there
+    typed = {n for n, _ in tensor_params}
+    tensor_params = list(tensor_params) + [(n, is_list) for n, is_list, _, _ in d.inputs
+                                           if n not in typed]
     checks = []
     for n, is_list in tensor_params:
         if n not in names:

@@ -35,6 +35,34 @@ def _qr_free(T, Q, R):
 def _lstsq_all(T, r):
     return T.cat([r.solution.flatten(), r.residuals.flatten()])
 
+
+def pinned(T, x, values):
+    """``x`` with its values replaced by ``values`` (ties, zeros) and gradient 1 to ``x``.
+    Finite differences see a constant: these cases are left out of gradcheck (PINNED)."""
+    return x - x.detach() + T.tensor(values, dtype=x.dtype)
+
+
+def _scatter(reduce, include_self=True, a_at=None, b_at=None, inplace=False):
+    """scatter_reduce along dim 1 of a (3, 4) input from a (3, 2) src, with slots that get
+    two sources, one, and none (``a_at``/``b_at``: values to pin the inputs to)."""
+    def fn(T, a, b):
+        a = pinned(T, a, a_at) if a_at else a
+        b = pinned(T, b, b_at) if b_at else b
+        idx = T.tensor([[0, 0], [2, 3], [3, 3]])
+        if inplace:
+            return (a * 1).scatter_reduce_(1, idx, b, reduce, include_self=include_self)
+        return T.scatter_reduce(a, 1, idx, b, reduce, include_self=include_self)
+    return fn
+
+
+# ties among the input and the sources at slots (0, 0) and (2, 3); src (1, 0) loses
+_TIE_A = [[1.0, 0.5, -1.0, 2.0], [0.3, -0.7, 2.0, -1.5], [0.9, 1.3, -1.4, 3.0]]
+_TIE_B = [[1.0, 1.0], [0.5, 2.0], [3.0, 3.0]]
+_TIE_B_MIN = [[1.0, 1.0], [2.5, -1.5], [3.0, 3.0]]
+# zeros in the input (scattered onto or not) and single zeros in slots of the sources
+_ZERO_A = [[0.0, 1.5, 0.0, 2.0], [1.2, -0.7, 0.0, 1.1], [0.9, 1.3, -1.4, 0.6]]
+_ZERO_B = [[1.3, -0.8], [0.0, 1.7], [0.0, 0.9]]
+
 CASES = [
     # pointwise, broadcasting
     ("add", lambda T, a, b: T.add(a, b, alpha=2), [(3, 4), (4,)], R),
@@ -211,6 +239,28 @@ CASES = [
 
 CASES += [
     ("scatter_reduce_sum", lambda T, a, b: a.scatter_reduce(1, T.tensor([[0, 0], [2, 3], [3, 3]]), b, "sum"), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_sum_noself", _scatter("sum", False), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_mean", _scatter("mean"), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_mean_noself", _scatter("mean", False), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_prod", _scatter("prod"), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_prod_noself", _scatter("prod", False), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_prod_zeros", _scatter("prod", True, _ZERO_A, _ZERO_B), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_prod_zeros_noself", _scatter("prod", False, _ZERO_A, _ZERO_B), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_amax", _scatter("amax"), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_amax_noself", _scatter("amax", False), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_amin", _scatter("amin"), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_amin_noself", _scatter("amin", False), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_amax_ties", _scatter("amax", True, _TIE_A, _TIE_B), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_amax_ties_noself", _scatter("amax", False, _TIE_A, _TIE_B), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_amin_ties", _scatter("amin", True, _TIE_A, _TIE_B_MIN), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_amin_ties_noself", _scatter("amin", False, _TIE_A, _TIE_B_MIN), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_", _scatter("prod", True, _ZERO_A, _ZERO_B, inplace=True), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_amax_", _scatter("amax", False, _TIE_A, _TIE_B, inplace=True), [(3, 4), (3, 2)], R),
+    ("scatter_reduce_mean_", _scatter("mean", False, inplace=True), [(3, 4), (3, 2)], R),
+    ("max_binary", lambda T, a, b: T.max(a, b), [(3, 4), (4,)], R),
+    ("min_binary", lambda T, a, b: a.min(b), [(3, 4), (3, 1)], R),
+    ("max_binary_ties", lambda T, a, b: T.max(pinned(T, a, [1.0, -2.0, 3.0]), pinned(T, b, [1.0, 0.5, 3.0])), [(3,), (3,)], R),
+    ("min_binary_ties", lambda T, a, b: T.min(pinned(T, a, [1.0, -2.0, 3.0]), pinned(T, b, [1.0, 0.5, 3.0])), [(3,), (3,)], R),
     ("tensordot", lambda T, a, b: T.tensordot(a, b, dims=([1, 0], [0, 2])), [(3, 2, 4), (2, 5, 3)], R),
     ("tensordot_int", lambda T, a, b: T.tensordot(a, b, 1), [(3, 4), (4, 2)], R),
     ("kron", lambda T, a, b: T.kron(a, b), [(2, 3), (3, 2)], R),

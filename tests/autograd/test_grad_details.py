@@ -1,0 +1,126 @@
+"""Autograd details checked against PyTorch: the warning on a non-leaf's .grad, ops whose
+backward raises (heaviside), max/min of two tensors, scatter_reduce's prod with several
+zeros in a slot, and double backward through in-place ops."""
+import warnings
+
+import numpy as np
+import pytest
+
+import framework as fw
+
+torch = pytest.importorskip("torch")
+
+
+def leaf(T, values, device="cpu"):
+    t = T.tensor(values, dtype=T.float64, requires_grad=True)
+    return t.to(device) if T is fw else t
+
+
+def _np(t):
+    return t.detach().cpu().numpy()
+
+
+def test_non_leaf_grad_warns_and_is_none(device):
+    x = leaf(fw, [1.0, 2.0], device)
+    y = x * 2
+    with pytest.warns(UserWarning, match="not a leaf Tensor is being accessed"):
+        assert y.grad is None
+
+
+def test_grad_without_warning(device):
+    x = leaf(fw, [1.0, 2.0], device)
+    y = x * 2
+    z = x * 3
+    z.retain_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert x.grad is None and z.grad is None
+        assert y.detach().grad is None and fw.ones(2).grad is None
+        with fw.no_grad():
+            assert (x * 2).grad is None
+        (y + z).sum().backward(inputs=[x, y])
+        np.testing.assert_allclose(_np(y.grad), [1.0, 1.0])     # filled: no warning
+        np.testing.assert_allclose(_np(x.grad), [5.0, 5.0])
+        np.testing.assert_allclose(_np(z.grad), [1.0, 1.0])
+        x.grad = None
+        del z.grad
+        assert x.grad is None and z.grad is None
+
+
+def test_heaviside_backward_not_implemented(device):
+    x = leaf(fw, [1.0, -1.0, 0.0], device)
+    v = leaf(fw, [0.5, 0.5, 0.5], device)
+    calls = [lambda: fw.heaviside(x, v), lambda: x.heaviside(v.detach()),
+             lambda: (x * 1).heaviside_(v), lambda: fw.heaviside(x.detach(), v)]
+    for call in calls:
+        out = call()
+        np.testing.assert_allclose(_np(out), [1.0, 0.0, 0.5])
+        assert out.requires_grad and out.grad_fn.name() == "HeavisideBackward0"
+        with pytest.raises(RuntimeError, match="the derivative for 'heaviside' is not "
+                                               "implemented"):
+            out.sum().backward()
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_of_two_tensors(op, device):
+    """Either argument alone may require grad; ties split the gradient in halves."""
+    for grad_a in (True, False):
+        got, ref = [], []
+        for T, out in ((fw, got), (torch, ref)):
+            a = T.tensor([[1.0, 5.0, 3.0], [2.0, -1.0, 0.0]], dtype=T.float64)
+            b = leaf(T, [2.0, 5.0, 1.0])
+            if T is fw:
+                a, b = a.to(device), b.to(device)
+            a.requires_grad_(grad_a)
+            r = getattr(T, op)(a, b) if grad_a else getattr(a, op)(b)
+            w = T.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=T.float64)
+            gs = T.autograd.grad((r * w.to(r.device)).sum(), [a, b] if grad_a else [b])
+            out.extend([_np(r)] + [_np(g) for g in gs])
+        for x, y in zip(got, ref):
+            np.testing.assert_allclose(x, y)
+
+
+def test_max_with_dim_is_unchanged():
+    x = leaf(fw, [[1.0, 4.0], [3.0, 2.0]])
+    values, indices = fw.max(x, 1)
+    values.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), [[0.0, 1.0], [1.0, 0.0]])
+
+
+def test_scatter_reduce_prod_several_zeros_in_a_slot(device):
+    """First order is right; the second order through src raises, as in PyTorch."""
+    got = []
+    for T in (fw, torch):
+        x = leaf(T, [2.0, 3.0, 0.0], device if T is fw else "cpu")
+        s = leaf(T, [0.0, 0.0, 4.0, 5.0], device if T is fw else "cpu")
+        idx = T.tensor([0, 0, 1, 2])
+        if T is fw:
+            idx = idx.to(device)
+        r = x.scatter_reduce(0, idx, s, "prod")
+        w = T.tensor([1.0, 2.0, 3.0], dtype=T.float64)
+        gx, gs = T.autograd.grad((r * w.to(r.device)).sum(), [x, s], create_graph=True)
+        got.append([_np(gx), _np(gs)])
+        with pytest.raises(RuntimeError, match="Double backward is unsupported for src"):
+            T.autograd.grad(gs.sum(), [x, s])
+        # without create_graph no error is waiting
+        r = x.scatter_reduce(0, idx, s, "prod")
+        T.autograd.grad(r.sum(), [x, s])
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b)
+
+
+@pytest.mark.parametrize("name", ["mul_", "sin_", "pow_", "div_"])
+def test_double_backward_through_inplace_self(name, device):
+    """An in-place op's formula reads self's old value with its history (a recorded
+    clone), so the second derivative reaches it."""
+    calls = {"mul_": lambda a, b: (a * 1).mul_(b), "sin_": lambda a, b: (a * b).sin_(),
+             "pow_": lambda a, b: (a + 0).pow_(b), "div_": lambda a, b: (a * a).div_(b)}
+    fn = calls[name]
+    res = []
+    for T in (fw, torch):
+        a = leaf(T, [0.7, 1.3, 2.1], device if T is fw else "cpu")
+        b = leaf(T, [1.5, 0.4, 2.2], device if T is fw else "cpu")
+        ga, gb = T.autograd.grad(fn(a, b).sum(), [a, b], create_graph=True)
+        res.append([_np(g) for g in T.autograd.grad((ga * ga).sum() + gb.sum(), [a, b])])
+    for x, y in zip(*res):
+        np.testing.assert_allclose(x, y, rtol=1e-10)
