@@ -78,6 +78,9 @@ class Derivatives:
         self.is_view = op.returns.startswith("Tensor(a)")
         self.inplace = False
         self.simple = not any(is_list for _, is_list, _, _ in self.inputs)
+        # outputs that never get a gradient (ops.yaml ``output_differentiability``)
+        flags = (getattr(op, "row", None) or {}).get("output_differentiability")
+        self.nondiff = frozenset(i for i, f in enumerate(flags or ()) if not f)
 
 
 _META_USES = (r"\b{0}\.(shape|dtype|device)\b", r"\b{0}\.(dim|numel)\(\)",
@@ -423,7 +426,7 @@ def _attach(d, edges, saved, result):
     if d.save_result:
         node._results = _save_results(outs)
     for i, o in enumerate(outs):
-        if _is_float(o):
+        if _is_float(o) and i not in d.nondiff:
             o._grad_fn = node
             o._requires_grad = True
             o._output_nr = i

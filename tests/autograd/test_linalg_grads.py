@@ -96,6 +96,9 @@ def test_lstsq_gradient_through_solution_and_residuals(device):
     tloss = (tr.solution ** 2).sum() + tr.residuals.sum()
     for g, tg in zip(fw.autograd.grad(loss, [x, y]), torch.autograd.grad(tloss, [t, u])):
         _close(g, tg)
+    # singular values (and the integer rank) are outputs without a gradient, as in PyTorch
+    assert [o.requires_grad for o in r] == [o.requires_grad for o in tr] == \
+        [True, True, False, False]
 
 
 @pytest.mark.parametrize("ord", [2, "nuc", 1, "fro"])
