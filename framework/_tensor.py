@@ -202,6 +202,25 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype.name}' to a "
+                    f"tensor with grad_dtype '{self.dtype.scalar_name}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype).")
+            if value._storage.device != self._storage.device:
+                raise RuntimeError(
+                    f"attempting to assign a gradient located on device '{value.device}' to a "
+                    f"tensor located on device '{self.device}'. Please ensure that the "
+                    "gradient and the tensor are on the same device")
+            if value._shape != self._shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._shape)}' to a "
+                    f"tensor of size '{list(self._shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size")
         self._grad = value
 
     @grad.deleter

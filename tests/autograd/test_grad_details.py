@@ -124,3 +124,22 @@ def test_double_backward_through_inplace_self(name, device):
         res.append([_np(g) for g in T.autograd.grad((ga * ga).sum() + gb.sum(), [a, b])])
     for x, y in zip(*res):
         np.testing.assert_allclose(x, y, rtol=1e-10)
+
+
+def test_grad_assignment_is_checked(device):
+    x = fw.zeros(2, 3, device=device, requires_grad=True)
+    x.grad = fw.ones(2, 3, device=device)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), np.ones((2, 3)))
+    x.grad = None
+    assert x.grad is None
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None"):
+        x.grad = [1.0]
+    with pytest.raises(RuntimeError, match="assign a gradient with dtype 'float64' to a tensor "
+                                           "with grad_dtype 'Float'"):
+        x.grad = fw.ones(2, 3, dtype=fw.float64, device=device)
+    with pytest.raises(RuntimeError, match=r"assign a gradient of size '\[3, 2\]' to a tensor "
+                                           r"of size '\[2, 3\]'"):
+        x.grad = fw.ones(3, 2, device=device)
+    if device != "cpu":
+        with pytest.raises(RuntimeError, match="on the same device"):
+            x.grad = fw.ones(2, 3)
