@@ -63,19 +63,30 @@ def _out_shape(x, dims, keepdim):
 def _geometry(x, dims, keepdim, out0, out1, logical=False):
     """(kept shape, kept input strides, out0 strides, out1 strides, reduced shape, reduced
     input strides) for the kernel; see the module docstring for the dim order."""
-    dset = set(dims)
-    kept = [d for d in range(x.dim()) if d not in dset]
-    pos = {d: (d if keepdim else i) for i, d in enumerate(kept)}
-    st = x._stride
-    kept.sort(key=lambda d: -builtins.abs(st[d]))
-    red = list(dims)
-    if not logical:
-        red.sort(key=lambda d: -builtins.abs(st[d]))
-    zeros = [0] * len(kept)
-    o0 = [out0._stride[pos[d]] for d in kept] if out0 is not None else zeros
-    o1 = [out1._stride[pos[d]] for d in kept] if out1 is not None else zeros
-    return ([x._shape[d] for d in kept], [st[d] for d in kept], o0, o1,
-            [x._shape[d] for d in red], [st[d] for d in red])
+    shape, st = x._shape, x._stride
+    # (input stride, size, out0 stride, out1 stride) per kept dim
+    kept = []
+    if len(dims) < len(shape):
+        s0 = out0._stride if out0 is not None else None
+        s1 = out1._stride if out1 is not None else None
+        i = 0
+        for d in range(len(shape)):
+            if d in dims:
+                continue
+            j = d if keepdim else i
+            kept.append((st[d], shape[d], s0[j] if s0 else 0, s1[j] if s1 else 0))
+            i += 1
+        if len(kept) > 1:
+            kept.sort(key=_by_stride)
+    red = [(st[d], shape[d]) for d in dims]
+    if len(red) > 1 and not logical:
+        red.sort(key=_by_stride)
+    return ([k[1] for k in kept], [k[0] for k in kept], [k[2] for k in kept],
+            [k[3] for k in kept], [r[1] for r in red], [r[0] for r in red])
+
+
+def _by_stride(item):
+    return -builtins.abs(item[0])
 
 
 def _launch(kernel, x, dims, keepdim, out0, out1=None, p0=0.0, p1=0.0, logical=False):
