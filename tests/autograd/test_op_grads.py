@@ -92,9 +92,21 @@ PINNED = {name for name, *_ in CASES if "ties" in name or "zeros" in name} | {
     "scatter_reduce_", "scatter_reduce_amax_"}
 
 
+# left out of finite differences on simulated cuda for time (each takes over 2 s in Triton's
+# interpreter): the LAPACK decompositions (their forward runs on the host for both devices),
+# batched GEMMs and the mean/prod scatter reductions; all are checked against torch on cuda
+# and by finite differences on cpu, and matmul, bmm and scatter_reduce sum stay in
+CUDA_SLOW = {"addbmm", "baddbmm", "kron", "tensordot", "linalg_qr", "linalg_qr_complete",
+             "linalg_qr_wide", "qr", "qr_complete_wide", "linalg_svd", "linalg_svd_full_tall",
+             "linalg_svd_full_wide", "linalg_svd_u", "linalg_svd_vh", "svd", "svd_full_wide",
+             "lstsq_residuals", "lstsq_vector", "lstsq_wide", "pinv_low_rank", "pinv_wide",
+             "scatter_reduce_mean", "scatter_reduce_mean_", "scatter_reduce_mean_noself",
+             "scatter_reduce_prod", "scatter_reduce_prod_noself"}
+
+
 def _gradcheck_cases(device):
-    return [pytest.param(*c, id=c[0]) for c in CASES
-            if (device == "cpu" or c[0] in SMALL) and c[0] not in NOT_SMOOTH | PINNED]
+    skip = NOT_SMOOTH | PINNED | (CUDA_SLOW if device != "cpu" else set())
+    return [pytest.param(*c, id=c[0]) for c in CASES if c[0] not in skip]
 
 
 @pytest.mark.parametrize("name,fn,shapes,domain", _gradcheck_cases("cpu"))
@@ -107,11 +119,16 @@ def test_gradcheck_every_op_cpu(name, fn, shapes, domain):
 
 
 @pytest.mark.parametrize("name,fn,shapes,domain", _gradcheck_cases("cuda"))
-def test_gradcheck_and_gradgradcheck(name, fn, shapes, domain, device):
-    xs = _inputs(fw, shapes, domain, 4, device)
-    with fw.device(device):
+def test_gradcheck_every_op_cuda(name, fn, shapes, domain):
+    """Finite differences on simulated cuda: first order for every smooth case (but the
+    slowest, above), second order for a sample."""
+    if not fw.cuda.is_available():
+        pytest.skip("needs cuda or TRITON_INTERPRET=1")
+    xs = _inputs(fw, shapes, domain, 4, "cuda")
+    with fw.device("cuda"):
         assert fw.autograd.gradcheck(lambda *a: fn(fw, *a), xs)
-        assert fw.autograd.gradgradcheck(lambda *a: fn(fw, *a), xs)
+        if name in SMALL:
+            assert fw.autograd.gradgradcheck(lambda *a: fn(fw, *a), xs)
 
 
 def test_every_derivative_is_exercised():
