@@ -261,11 +261,27 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
     elif not sa:
         shape, st_a, st_b = sb, _zeros(len(sb)), b._stride
     else:
-        shape = broadcast_shapes(sa, sb)
-        st_a, st_b = expand_strides(a, shape), expand_strides(b, shape)
+        shape, st_a, st_b = _broadcast_geometry(a, b)
     res, target = _output(op, out, shape, rdt, device, out is not None and out is a)
     alloc.backend(device).pointwise.binary(kernel, res, a, st_a, b, st_b, p0, p1, p2)
     return _finish(res, target)
+
+
+_GEOMETRY = {}
+
+
+def _broadcast_geometry(a, b):
+    """(broadcast shape, strides of a, strides of b) at that shape. Memoized: a program
+    broadcasts the same few layouts again and again (a bias over a batch)."""
+    key = (a._shape, a._stride, b._shape, b._stride)
+    g = _GEOMETRY.get(key)
+    if g is None:
+        shape = broadcast_shapes(a._shape, b._shape)
+        g = (shape, expand_strides(a, shape), expand_strides(b, shape))
+        if len(_GEOMETRY) >= 4096:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = g
+    return g
 
 
 _ZEROS = [(0,) * n for n in range(65)]
