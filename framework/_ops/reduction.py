@@ -60,9 +60,25 @@ def _out_shape(x, dims, keepdim):
     return tuple(n for d, n in enumerate(x._shape) if d not in dims)
 
 
+_GEOMETRY = {}
+
+
 def _geometry(x, dims, keepdim, out0, out1, logical=False):
     """(kept shape, kept input strides, out0 strides, out1 strides, reduced shape, reduced
-    input strides) for the kernel; see the module docstring for the dim order."""
+    input strides) for the kernel; see the module docstring for the dim order. Memoized by
+    layout: a program reduces the same few layouts again and again."""
+    key = (x._shape, x._stride, tuple(dims), keepdim,
+           out0._stride if out0 is not None else None,
+           out1._stride if out1 is not None else None, logical)
+    g = _GEOMETRY.get(key)
+    if g is None:
+        if len(_GEOMETRY) >= 4096:
+            _GEOMETRY.clear()
+        g = _GEOMETRY[key] = _make_geometry(x, dims, keepdim, out0, out1, logical)
+    return g
+
+
+def _make_geometry(x, dims, keepdim, out0, out1, logical):
     shape, st = x._shape, x._stride
     # (input stride, size, out0 stride, out1 stride) per kept dim
     kept = []
@@ -81,8 +97,8 @@ def _geometry(x, dims, keepdim, out0, out1, logical=False):
     red = [(st[d], shape[d]) for d in dims]
     if len(red) > 1 and not logical:
         red.sort(key=_by_stride)
-    return ([k[1] for k in kept], [k[0] for k in kept], [k[2] for k in kept],
-            [k[3] for k in kept], [r[1] for r in red], [r[0] for r in red])
+    return (tuple(k[1] for k in kept), tuple(k[0] for k in kept), tuple(k[2] for k in kept),
+            tuple(k[3] for k in kept), tuple(r[1] for r in red), tuple(r[0] for r in red))
 
 
 def _by_stride(item):
