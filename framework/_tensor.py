@@ -13,6 +13,15 @@ from . import _dtype
 from ._device import CPU
 
 _new = object.__new__
+_indexing = None
+
+
+def _load_indexing():
+    """framework._ops.indexing, imported on first use (it imports this module)."""
+    global _indexing
+    from ._ops import indexing
+    _indexing = indexing
+    return indexing
 
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -622,14 +631,14 @@ class Tensor:
         return self.ge(other)
 
     def __getitem__(self, index):
-        from ._ops import indexing
+        indexing = _indexing or _load_indexing()
         if self._requires_grad:
             from .autograd import record
             return record.getitem(indexing.getitem, self, index)
         return indexing.getitem(self, index)
 
     def __setitem__(self, index, value):
-        from ._ops import indexing
+        indexing = _indexing or _load_indexing()
         if self._requires_grad or getattr(value, "_requires_grad", False):
             from .autograd import record
             record.setitem(indexing.setitem, self, index, value)

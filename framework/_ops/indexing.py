@@ -78,9 +78,22 @@ def slice_params(sl, size, stride):
     return (start * stride if n else 0), n, stride * step
 
 
+def _ints_and_slices(index, ndim):
+    """Whether a tuple index is plain ints and slices, no more than ``ndim``: it needs no
+    expansion or count check."""
+    if len(index) > ndim:
+        return False
+    for i in index:
+        c = i.__class__
+        if c is not builtins.int and c is not slice:
+            return False
+    return True
+
+
 def basic_view(t, index):
     """The view selected by a tuple of ints, slices, None and Ellipsis."""
-    index = _expand_index(t, index)
+    if not (index.__class__ is tuple and _ints_and_slices(index, len(t._shape))):
+        index = _expand_index(t, index)
     shape, stride, off = [], [], t._offset
     d = 0
     for i in index:
@@ -118,6 +131,11 @@ def _advanced():
 
 
 def getitem(t, index):
+    c = index.__class__
+    if (c is builtins.int or c is slice) and t._shape:   # t[i], t[a:b]: the common cases
+        return basic_view(t, (index,))
+    if c is tuple and _ints_and_slices(index, len(t._shape)):
+        return basic_view(t, index)
     index = _normalize(index)
     if _is_basic(index):
         return basic_view(t, index)

@@ -78,13 +78,29 @@ def _view_strides(shape, stride, new_shape):
     return tuple(new_stride)
 
 
+_LAYOUTS = {}
+
+
+def _view_layout(op, t, dims):
+    """(shape, strides or None) of viewing ``t`` with the requested ``dims`` (-1 inferred).
+    Memoized: a program takes the same few views again and again."""
+    key = (t._shape, t._stride, dims)
+    r = _LAYOUTS.get(key)
+    if r is None:
+        shape = _infer_size(op, dims, t.numel())
+        r = (shape, _view_strides(t._shape, t._stride, shape))
+        if len(_LAYOUTS) >= 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = r
+    return r
+
+
 def view(self, *size):
     """A view with another shape; fails if the strides don't allow it."""
     if len(size) == 1 and isinstance(size[0], _dtype.dtype):
         from .creation import view_dtype
         return view_dtype(self, size[0])
-    shape = _infer_size("view", _dims(size), self.numel())
-    st = _view_strides(self._shape, self._stride, shape)
+    shape, st = _view_layout("view", self, _dims(size))
     if st is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
@@ -94,8 +110,7 @@ def view(self, *size):
 
 def reshape(input, *shape):
     """A view with the given shape when possible, otherwise a contiguous copy."""
-    shape = _infer_size("reshape", _dims(shape), input.numel())
-    st = _view_strides(input._shape, input._stride, shape)
+    shape, st = _view_layout("reshape", input, _dims(shape))
     if st is not None:
         return _view(input, shape, st, input._offset)
     return _reshape_copy(input, shape)
