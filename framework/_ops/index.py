@@ -186,7 +186,8 @@ def _plan(r, adv, style=None, prefix="", allow_negative=True):
     dims = sorted(adv)
     tensors = [adv[d] for d in dims]
     try:
-        B = broadcast_shapes(*(x._shape for x in tensors))
+        B = tensors[0]._shape if len(tensors) == 1 else \
+            broadcast_shapes(*(x._shape for x in tensors))
     except RuntimeError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
                          "with shapes " + ", ".join(str(list(x._shape)) for x in tensors)) from None
@@ -279,6 +280,8 @@ def masked_select_values(x, x_strides, mask, mask_strides, shape):
 
 def getitem(t, index):
     """``t[index]`` for an index with tensors, lists or bools (a copy, PyTorch's layout)."""
+    if index.__class__ is Tensor:    # t[idx] with an integer idx (indexing.getitem checked)
+        return _gather(_plan(t, {0: _as_long(index)}))
     m = _leading_mask(t, index)
     if m is not None and m.dim() == t.dim():
         return masked_select_values(t, t._stride, m, m._stride, t._shape)

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from .. import _dtype
 from .._tensor import Tensor
 from . import views
 
@@ -130,12 +131,18 @@ def _advanced():
     return _index_module[0]
 
 
+_row_index_dtypes = (_dtype.int64, _dtype.int32)
+
+
 def getitem(t, index):
     c = index.__class__
     if (c is builtins.int or c is slice) and t._shape:   # t[i], t[a:b]: the common cases
         return basic_view(t, (index,))
     if c is tuple and _ints_and_slices(index, len(t._shape)):
         return basic_view(t, index)
+    if c is Tensor and index.dtype in _row_index_dtypes and index._shape and t._shape \
+            and index._storage.device is t._storage.device:
+        return _advanced().getitem(t, index)    # t[idx]: rows picked by an integer tensor
     index = _normalize(index)
     if _is_basic(index):
         return basic_view(t, index)
