@@ -16,6 +16,11 @@ _make = Tensor._make
 def _size(args, op="empty"):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
+    for a in args:      # plain non-negative ints: the common case
+        if a.__class__ is not builtins.int or a < 0:
+            break
+    else:
+        return tuple(args)
     try:
         shape = tuple(builtins.int(a) if not isinstance(a, Tensor) else a.__index__() for a in args)
     except TypeError:
