@@ -406,6 +406,9 @@ class Tensor:
     def to(self, *args, **kwargs):
         """Returns a tensor with the given dtype and/or device (self if nothing changes)."""
         from ._ops import creation
+        if self._requires_grad:
+            from .autograd import record
+            return record.to(creation.to, self, args, kwargs)
         return creation.to(self, *args, **kwargs)
 
     def type(self, dtype=None, non_blocking=False):

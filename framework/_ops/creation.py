@@ -402,8 +402,6 @@ def to(self, *args, **kwargs):
         out = convert(out, dt, dev)
     elif copy and out is self:
         out = out.clone()
-    if self._requires_grad:
-        out._requires_grad = True
     return out
 
 

@@ -509,7 +509,7 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
     return fn, d
 
 
-# ---- indexing (Tensor.__getitem__ / __setitem__ are not op-table rows) -------------------
+# ---- indexing and conversion (Tensor.__getitem__ / __setitem__ / to are not op-table rows) --
 
 class _IndexOp:
     def __init__(self, name, args, derivatives, returns="Tensor"):
@@ -546,3 +546,21 @@ def setitem(impl, input, index, value):
                {"input": input, "index": index, "value": value})
         return
     impl(input, index, value)
+
+
+_TO = Derivatives(_IndexOp("to", [("Tensor", "input", None, False)],
+                           {"input": "grad.to(dtype=input.dtype, device=input.device)"}),
+                  ["input"])
+_TO.node_name = "ToCopyBackward0"
+
+
+def to(impl, input, args, kwargs):
+    """``input.to(...)`` (dtype and/or device), recorded when it needs a gradient and
+    converts (a no-op conversion returns input itself)."""
+    if not grad_mode._mode.enabled:
+        return impl(input, *args, **kwargs)
+    with grad_mode.no_grad():
+        out = impl(input, *args, **kwargs)
+    if out is input:
+        return out
+    return record(_TO, lambda: out, {"input": input})

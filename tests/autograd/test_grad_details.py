@@ -12,8 +12,9 @@ torch = pytest.importorskip("torch")
 
 
 def leaf(T, values, device="cpu"):
-    t = T.tensor(values, dtype=T.float64, requires_grad=True)
-    return t.to(device) if T is fw else t
+    if T is fw:
+        return T.tensor(values, dtype=T.float64, device=device, requires_grad=True)
+    return T.tensor(values, dtype=T.float64, requires_grad=True)
 
 
 def _np(t):
@@ -59,6 +60,39 @@ def test_heaviside_backward_not_implemented(device):
         with pytest.raises(RuntimeError, match="the derivative for 'heaviside' is not "
                                                "implemented"):
             out.sum().backward()
+
+
+def test_floor_divide_backward_not_implemented(device):
+    x = leaf(fw, [3.5, -1.5], device)
+    for out in (x // 2, fw.floor_divide(x, 2.0), (x * 1).floor_divide_(2)):
+        np.testing.assert_allclose(_np(out), [1.0, -1.0])
+        with pytest.raises(RuntimeError, match="the derivative for 'floor_divide' is not "
+                                               "implemented"):
+            out.sum().backward()
+
+
+def test_dtype_and_device_conversions_are_recorded(device):
+    x = leaf(fw, [1.5, -2.0], device)
+    y = x.float()                       # float64 -> float32 keeps the graph
+    assert y.grad_fn.name() == "ToCopyBackward0" and not y.is_leaf
+    (y * y).sum().backward()
+    assert x.grad.dtype is fw.float64
+    np.testing.assert_allclose(_np(x.grad), [3.0, -4.0])
+    assert x.double() is x and x.to(device) is x          # no conversion: self
+    assert not x.long().requires_grad                       # integer results: no gradient
+    with fw.no_grad():
+        assert not x.float().requires_grad
+    # second order through a conversion
+    g, = fw.autograd.grad((x.float() ** 3).sum(), x, create_graph=True)
+    gg, = fw.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(_np(gg), [9.0, -12.0], rtol=1e-6)
+    if device != "cpu":                 # across devices: the gradient comes back
+        w = leaf(fw, [2.0, 3.0], "cpu")
+        z = w.to(device)
+        assert z.device.type == "cuda" and z.grad_fn.name() == "ToCopyBackward0"
+        (z * z).sum().backward()
+        assert w.grad.device.type == "cpu"
+        np.testing.assert_allclose(_np(w.grad), [4.0, 6.0])
 
 
 @pytest.mark.parametrize("op", ["max", "min"])
