@@ -392,8 +392,19 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __deepcopy__(self, memo):
-        out = self.clone()
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        from .autograd import grad_mode
+        with grad_mode.no_grad():
+            out = self.clone()
         out._requires_grad = self._requires_grad
+        if self._grad is not None:
+            import copy
+            out._grad = copy.deepcopy(self._grad, memo)
         memo[id(self)] = out
         return out
 

@@ -122,15 +122,17 @@ def _save(v):
     if v.__class__ is Tensor or isinstance(v, Tensor):
         return SavedTensor(v)
     if isinstance(v, (list, tuple)) and v and all(isinstance(x, Tensor) for x in v):
-        return [SavedTensor(x) for x in v]
+        # a tuple stays a tuple: an index (t[i, j]) means something else as a list
+        return type(v)(SavedTensor(x) for x in v) if type(v) in (list, tuple) else \
+            [SavedTensor(x) for x in v]
     return v
 
 
 def _unpack(v, node):
     if isinstance(v, SavedTensor):
         return v.unpack(node)
-    if isinstance(v, list) and v and isinstance(v[0], SavedTensor):
-        return [x.unpack(node) for x in v]
+    if isinstance(v, (list, tuple)) and v and isinstance(v[0], SavedTensor):
+        return type(v)(x.unpack(node) for x in v)
     return v
 
 
@@ -170,7 +172,7 @@ class OpNode(Node):
             if version is not None:
                 if v._storage.version != version:
                     modified_error(v, version)
-            elif v.__class__ is list:
+            elif v.__class__ is list or v.__class__ is tuple:
                 v = _unpack(v, self)
             env[k] = v
         env["grad"] = grads[0]

@@ -177,3 +177,27 @@ def test_grad_assignment_is_checked(device):
     if device != "cpu":
         with pytest.raises(RuntimeError, match="on the same device"):
             x.grad = fw.ones(2, 3)
+
+
+def test_deepcopy_of_leaves_and_non_leaves(device):
+    import copy
+    x = leaf(fw, [1.0, 2.0], device)
+    (x * 3).sum().backward()
+    c = copy.deepcopy(x)
+    assert c.is_leaf and c.requires_grad and c.data_ptr() != x.data_ptr()
+    np.testing.assert_allclose(_np(c.grad), [3.0, 3.0])
+    assert c.grad.data_ptr() != x.grad.data_ptr()
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(x * 2)
+
+
+def test_tuple_of_index_tensors_backward(device):
+    """The saved index keeps its tuple type (a list would mean another index, with a
+    deprecation warning)."""
+    x = leaf(fw, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device)
+    rows = fw.tensor([0, 1, 1], device=device)
+    cols = fw.tensor([2, 0, 2], device=device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x[rows, cols].sum().backward()
+    np.testing.assert_allclose(_np(x.grad), [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]])
