@@ -183,8 +183,7 @@ class Tensor:
     def requires_grad_(self, requires_grad=True):
         """Sets whether autograd records operations on this (leaf) tensor."""
         if requires_grad and not (self.dtype.is_floating_point):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
@@ -364,9 +363,13 @@ class Tensor:
         return builtins.bool(self.item())
 
     def __float__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return builtins.float(self.item())
 
     def __int__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return builtins.int(self.item())
 
     def __index__(self):

@@ -76,8 +76,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                            f"{len(grads)} and {len(outputs)}")
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(outputs, grads)
     roots = _roots(outputs)
+    grads = _make_grads(outputs, grads)
     if inputs is None:
         run_backward(roots, grads, retain_graph, create_graph)
         return
@@ -115,17 +115,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                            f"grad_outputs and {len(outs)} outputs")
     if retain_graph is None:
         retain_graph = create_graph
-    gos = _make_grads(outs, gos)
     roots = _roots(outs)
+    gos = _make_grads(outs, gos)
     got = run_backward(roots, gos, retain_graph, create_graph,
                        captures=_input_edges(ins, "grad"), accumulate=False)
     result = []
-    for t, g in zip(ins, got):
+    for i, (t, g) in enumerate(zip(ins, got)):
         if g is None:
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
             if materialize_grads:
                 g = creation.zeros_like(t)
         elif g._shape != t._shape:

@@ -11,6 +11,7 @@ alive, so a node keeps few of them: its edges are one flat tuple ``_next`` (chil
 child, output_nr, ...; child None where there is no edge).
 """
 import itertools
+import re
 import weakref
 from sys import getrefcount
 
@@ -306,18 +307,20 @@ class SavedTensor:
 def modified_error(t, version, node=None, output_nr=0):
     """Raises PyTorch's error for a saved tensor changed in place since it was saved
     (``node``: the node the tensor is output ``output_nr`` of, if it is one)."""
-    if node is not None:
-        where = f", which is output {output_nr} of {node.name()},"
-    elif t.grad_fn is not None:
-        where = f", which is output {t._output_nr} of {t.grad_fn.name()},"
-    else:
-        where = ""
+    if node is None and t.grad_fn is not None:
+        node, output_nr = t.grad_fn, t._output_nr
+    # PyTorch names the op here, not its node: "Exp" for ExpBackward0
+    where = (f", which is output {output_nr} of {_BACKWARD.sub('', node.name())},"
+             if node is not None else "")
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: {_describe(t)}{where} is at version {t._storage.version}; "
         f"expected version {version} instead. Hint: enable anomaly detection to "
         "find the operation that failed to compute its gradient, with "
-        "torch.autograd.set_detect_anomaly(True).")
+        "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+_BACKWARD = re.compile(r"Backward\d*$")
 
 
 def unpack_output(storage, shape, stride, offset, dtype, version, node, output_nr):

@@ -201,3 +201,47 @@ def test_tuple_of_index_tensors_backward(device):
         warnings.simplefilter("error")
         x[rows, cols].sum().backward()
     np.testing.assert_allclose(_np(x.grad), [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]])
+
+
+def _misuse(T):
+    """Common mistakes, each a function raising an error (same text in both libraries)."""
+    def backward_twice():
+        y = (T.ones(2, requires_grad=True) ** 2).sum()
+        y.backward()
+        y.backward()
+
+    def modified_output():
+        y = T.ones(2, requires_grad=True).exp()
+        y.add_(1)
+        y.sum().backward()
+
+    def modified_input():
+        y = T.ones(2, requires_grad=True) * 2
+        z = y.sin()
+        y.add_(1)
+        z.sum().backward()
+
+    x = T.ones(2, requires_grad=True)
+    return {
+        "backward_twice": backward_twice,
+        "modified_output": modified_output,
+        "modified_input": modified_input,
+        "int_factory": lambda: T.tensor([1, 2], requires_grad=True),
+        "int_requires_grad_": lambda: T.ones(2, dtype=T.int64).requires_grad_(),
+        "unused_input": lambda: T.autograd.grad((x * 2).sum(), [T.ones(2, requires_grad=True)]),
+        "non_scalar": lambda: T.autograd.grad(x * 2, x),
+        "no_grad_output": lambda: T.ones(2).backward(),
+        "leaf_inplace": lambda: T.ones(2, requires_grad=True).add_(1),
+        "float_of_many": lambda: float(T.ones(2)),
+        "item_of_many": lambda: T.ones(2).item(),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_misuse(fw)))
+def test_misuse_errors_match_torch(case):
+    with pytest.raises(Exception) as ours:
+        _misuse(fw)[case]()
+    with pytest.raises(Exception) as theirs:
+        _misuse(torch)[case]()
+    assert type(ours.value) is type(theirs.value)
+    assert str(ours.value).replace("framework", "torch") == str(theirs.value)
