@@ -76,8 +76,13 @@ def test_dispatch_kernels_exist(name):
 
 
 def _launchers(mod):
+    """The public functions of a family module defined in the family's own files: the
+    module itself or its ``<family>_*`` siblings it imports them from (kernels/sort.py
+    takes the scans from sort_scan.py), not helpers imported from elsewhere."""
+    name = mod.__name__
     return {k: v for k, v in vars(mod).items()
-            if not k.startswith("_") and inspect.isfunction(v) and v.__module__ == mod.__name__}
+            if not k.startswith("_") and inspect.isfunction(v)
+            and (v.__module__ == name or v.__module__.startswith(name + "_"))}
 
 
 @pytest.mark.parametrize("family", ["copy", "pointwise", "reduction", "sort", "index", "linalg",

@@ -11,7 +11,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .._tensor import Tensor
-from .index import _block, _pow2
+from .index_common import _block, _pow2
 from .pointwise import type_name
 
 _SCAN_BLOCK = 1024
