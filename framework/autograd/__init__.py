@@ -54,6 +54,9 @@ def _input_edges(inputs, op):
     """The edges whose incoming gradients ``backward(inputs=)``/``grad`` collect."""
     edges = []
     for t in inputs:
+        if isinstance(t, graph.GradientEdge):
+            edges.append((t.node, t.output_nr))
+            continue
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}(): inputs must be Tensors, got {type(t).__name__}")
         e = edge_of(t)
@@ -121,6 +124,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                        captures=_input_edges(ins, "grad"), accumulate=False)
     result = []
     for i, (t, g) in enumerate(zip(ins, got)):
+        if not isinstance(t, Tensor):       # a GradientEdge: what flowed into it
+            result.append(g)
+            continue
         if g is None:
             if not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
@@ -132,6 +138,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = g.sum_to_size(t._shape)
         result.append(g)
     return tuple(result)
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """PyTorch's legacy ``Variable(tensor, requires_grad=False)``: tensors are variables,
+    so it returns the tensor (with ``requires_grad`` set when asked)."""
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if requires_grad:
+            data.requires_grad_(True)
+        return data
 
 
 from .function import Function, once_differentiable  # noqa: E402,F401

@@ -12,6 +12,7 @@ child, output_nr, ...; child None where there is no edge).
 """
 import itertools
 import re
+import threading
 import weakref
 from sys import getrefcount
 
@@ -215,6 +216,33 @@ def edge_of(t):
     return grad_accumulator(t), 0
 
 
+class GradientEdge(tuple):
+    """An edge of the graph, ``(node, output_nr)``; ``autograd.grad`` accepts it as an
+    input (the gradient flowing into it)."""
+
+    def __new__(cls, node, output_nr):
+        return tuple.__new__(cls, (node, output_nr))
+
+    node = property(lambda self: self[0])
+    output_nr = property(lambda self: self[1])
+
+
+def get_gradient_edge(tensor):
+    """The edge the gradient of ``tensor`` flows along (its grad_fn, or its
+    AccumulateGrad for a leaf)."""
+    e = edge_of(tensor)
+    if e is None:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that "
+                           "does not require gradients")
+    return GradientEdge(*e)
+
+
+def increment_version(tensor):
+    """Marks ``tensor`` as modified in place (for in-place changes autograd cannot see)."""
+    for t in (tensor if isinstance(tensor, (list, tuple)) else (tensor,)):
+        t._storage.version += 1
+
+
 class ViewOfBase(Node):
     """The history of a view taken from its base's (PyTorch's AsStridedBackward0): the
     view's gradient lands in the view's region of a zero gradient of the base."""
@@ -277,31 +305,109 @@ def _describe(t):
 
 
 class SavedTensor:
-    """A tensor saved for backward with the version it had; unpacking checks that no
-    in-place op changed it since. Outputs of the node itself are saved without their
-    grad_fn (no reference cycle) and get it back when unpacked."""
+    """A tensor saved for backward (by ``Function.save_for_backward``, or in a list
+    argument) with the version it had; unpacking checks that no in-place op changed it
+    since. Under ``saved_tensors_hooks`` it is kept packed instead."""
 
-    __slots__ = ("data", "version", "is_output", "output_nr", "_desc")
+    __slots__ = ("data", "version")
 
-    def __init__(self, t, is_output=False, output_nr=0):
-        self.version = t._storage.version
-        self.is_output = is_output
-        self.output_nr = output_nr
-        if is_output:
-            self.data = Tensor._make(t._storage, t._shape, t._stride, t._offset, t.dtype)
+    def __init__(self, t):
+        hooks = _hooks.stack
+        if hooks:
+            self.data, self.version = Packed(t, hooks[-1]), None
         else:
-            self.data = t
+            self.data, self.version = t, t._storage.version
 
     def unpack(self, node):
         t = self.data
         if t is None:
             raise RuntimeError(_FREED)
-        if self.is_output:
-            return unpack_output(t._storage, t._shape, t._stride, t._offset, t.dtype,
-                                 self.version, node, self.output_nr)
+        if self.version is None:
+            return t.unpack()
         if t._storage.version != self.version:
             modified_error(t, self.version)
         return t
+
+
+# ---- saved tensor hooks ----------------------------------------------------------------
+
+class _HookState(threading.local):
+    stack = ()          # (pack_hook, unpack_hook) pairs; the innermost applies
+    disabled = None     # the error message while disable_saved_tensors_hooks is on
+
+
+_hooks = _HookState()
+
+
+class Packed:
+    """A saved tensor as its pack hook returned it, with the unpack hook to restore it."""
+
+    __slots__ = ("value", "unpack_hook")
+
+    def __init__(self, t, hooks):
+        from . import grad_mode
+        with grad_mode.no_grad():       # what the hook computes is not part of the graph
+            self.value = hooks[0](t)
+        self.unpack_hook = hooks[1]
+
+    def unpack(self):
+        t = self.unpack_hook(self.value)
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                            f"got result of type {type(t).__name__}")
+        return t
+
+
+class saved_tensors_hooks:
+    """Context manager: a tensor saved for backward inside it is stored as
+    ``pack_hook(tensor)`` and given back to backward as ``unpack_hook(packed)`` (for
+    offloading or compressing what the graph keeps)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _hooks.disabled is not None:
+            raise RuntimeError(_hooks.disabled)
+        _hooks.stack = _hooks.stack + ((self.pack_hook, self.unpack_hook),)
+        return self
+
+    def __exit__(self, *exc):
+        _hooks.stack = _hooks.stack[:-1]
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors go to host memory (pinned if ``pin_memory``) and come back to their
+    device when backward needs them."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            if t.device.type == "cpu":
+                return t.device, t
+            host = t.detach().cpu()
+            return t.device, host.pin_memory() if pin_memory else host
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager in which using ``saved_tensors_hooks`` raises ``error_message``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self.prev = _hooks.disabled
+        _hooks.disabled = self.error_message
+        return self
+
+    def __exit__(self, *exc):
+        _hooks.disabled = self.prev
 
 
 def modified_error(t, version, node=None, output_nr=0):

@@ -15,8 +15,8 @@ import re
 from .._tensor import Tensor
 from . import anomaly_mode, grad_mode
 from .graph import _seq as _node_seq
-from .graph import (Node, SavedTensor, ViewOfBase, edge_of, grad_accumulator,
-                    modified_error, unpack_output, view_fn)
+from .graph import (Node, Packed, SavedTensor, ViewOfBase, _hooks, edge_of,
+                    grad_accumulator, modified_error, unpack_output, view_fn)
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _namespace = None
@@ -172,6 +172,8 @@ class OpNode(Node):
             if version is not None:
                 if v._storage.version != version:
                     modified_error(v, version)
+            elif v.__class__ is Packed:
+                v = v.unpack()
             elif v.__class__ is list or v.__class__ is tuple:
                 v = _unpack(v, self)
             env[k] = v
@@ -234,7 +236,11 @@ def _save_results(outs):
     for o in outs:
         if isinstance(o, Tensor):
             st = o._storage
-            r += (st, o._shape, o._stride, o._offset, o.dtype, st.version)
+            if _hooks.stack:    # packed as a tensor without grad_fn (no cycle to the node)
+                alias = Tensor._make(st, o._shape, o._stride, o._offset, o.dtype)
+                r += (Packed(alias, _hooks.stack[-1]), None, None, None, None, None)
+            else:
+                r += (st, o._shape, o._stride, o._offset, o.dtype, st.version)
         else:
             r += (None, None, None, None, None, None)
     return tuple(r)
@@ -242,8 +248,18 @@ def _save_results(outs):
 
 def _unpack_results(node):
     r = node._results
-    return [None if r[i] is None else unpack_output(*r[i:i + 6], node, i // 6)
-            for i in range(0, len(r), 6)]
+    out = []
+    for i in range(0, len(r), 6):
+        v = r[i]
+        if v is None:
+            out.append(None)
+        elif v.__class__ is Packed:
+            t = v.unpack()
+            out.append(unpack_output(t._storage, t._shape, t._stride, t._offset, t.dtype,
+                                     t._storage.version, node, i // 6))
+        else:
+            out.append(unpack_output(*r[i:i + 6], node, i // 6))
+    return out
 
 
 def record(d, call, env):
@@ -391,6 +407,8 @@ def _save_args(d, env, saved):
         elif isinstance(v, Tensor):
             if k in meta:
                 saved += (TensorMeta(v), None)
+            elif _hooks.stack:
+                saved += (Packed(v, _hooks.stack[-1]), None)
             else:
                 saved += (v, v._storage.version)
         else:
@@ -409,8 +427,8 @@ def _attach(d, edges, saved, result):
     if result.__class__ is Tensor:      # the common case: one tensor output
         if d.save_result:
             st = result._storage
-            node._results = (st, result._shape, result._stride, result._offset, result.dtype,
-                             st.version)
+            node._results = _save_results((result,)) if _hooks.stack else (
+                st, result._shape, result._stride, result._offset, result.dtype, st.version)
         if result.dtype.is_floating_point:
             result._grad_fn = node
             result._requires_grad = True
