@@ -127,26 +127,27 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
     try:
         while heap or ready is not None:
             if ready is not None:
-                node, ready = ready[2], None
+                node, ready = ready, None
             else:
                 node = heapq.heappop(heap)[2]
             grads = buffers.pop(node, None) or [None] * node._num_outputs
             if node._tensor_hooks or node._retained or node._prehooks:
                 grads = _call_hooks(node, grads)
-            if node in capture_at:
+            if capture_at and node in capture_at:
                 for nr, i in capture_at[node]:
                     results[i] = grads[nr]
-            run = needed is None or needed.get(node, False)
-            if isinstance(node, AccumulateGrad) and not accumulate:
+            run = True if needed is None else needed.get(node, False)
+            if not accumulate and node.__class__ is AccumulateGrad:
                 run = False
             outs = ()
             if run:
                 if len(grads) == 1:
-                    missing = grads[0] is None
-                    if missing:
+                    if grads[0] is None:
                         outs = (None,) * (len(node._next) // 2)
-                    else:
+                    elif anomaly_mode._enabled or node._hooks:
                         outs = _apply(node, grads)
+                    else:
+                        outs = node.apply(grads)
                 elif all(g is None for g in grads):
                     outs = (None,) * (len(node._next) // 2)
                 else:
@@ -165,20 +166,20 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
                     buf = buffers.get(child)
                     if buf is None:
                         buf = buffers[child] = [None] * child._num_outputs
-                    _accumulate(buf, nr, g)
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
-                    item = (-child._seq, id(child), child)
                     if ready is None and not heap:
-                        ready = item
+                        ready = child
                     else:
                         if ready is not None:
-                            heapq.heappush(heap, ready)
+                            heapq.heappush(heap, (-ready._seq, id(ready), ready))
                             ready = None
-                        heapq.heappush(heap, item)
+                        heapq.heappush(heap, (-child._seq, id(child), child))
             # no stray reference to a gradient: AccumulateGrad takes one nothing else holds
-            g = outs = grads = None
+            g = old = outs = grads = None
             if not run:
                 # its children still wait for this node's (absent) contribution
                 for child in node._next[::2]:
@@ -188,7 +189,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
                     deps[child] = left
                     if left == 0 and (needed is None or needed.get(child, False)):
                         if ready is not None:
-                            heapq.heappush(heap, ready)
+                            heapq.heappush(heap, (-ready._seq, id(ready), ready))
                             ready = None
                         heapq.heappush(heap, (-child._seq, id(child), child))
     finally:

@@ -44,7 +44,7 @@ class Derivatives:
         self.op_name = op.name
         self.node_name = "".join(p.capitalize() for p in op.name.split("_")) + "Backward0"
         types = {name: typ for typ, name, _, _ in op.args}
-        self.inputs = []        # (name, is_list, code)
+        self.inputs = []        # (name, is_list, formula)
         used = set()
         derivatives = op.derivatives or {
             name: f"not_implemented({op.name!r}, {name!r})" for typ, name, _, _ in op.args
@@ -53,14 +53,12 @@ class Derivatives:
         for name, formula in derivatives.items():
             if name not in types:
                 raise ValueError(f"ops.yaml: {op.name}: derivative for unknown input {name!r}")
-            code = compile(str(formula), f"<derivative of {op.name} wrt {name}>", "eval")
+            compile(str(formula), f"<derivative of {op.name} wrt {name}>", "eval")  # syntax
             idents = set(_IDENT.findall(str(formula)))
             used.update(idents)
             uses.append(idents)
             typ = types[name]
-            # a lambda in a formula cannot see eval's locals: it runs with them as globals
-            self.inputs.append((name, "[]" in typ or "..." in typ, code,
-                                "lambda" in str(formula)))
+            self.inputs.append((name, "[]" in typ or "..." in typ, str(formula)))
         self.params = params
         self.save = [p for p in params if p in used]
         # where each saved argument sits in OpNode._saved, and which of them each formula reads
@@ -77,10 +75,73 @@ class Derivatives:
         self.out_param = "out" in params
         self.is_view = op.returns.startswith("Tensor(a)")
         self.inplace = False
-        self.simple = not any(is_list for _, is_list, _, _ in self.inputs)
+        self.simple = not any(is_list for _, is_list, _ in self.inputs)
+        self.backward = None    # the generated backward function (compile_backward)
         # outputs that never get a gradient (ops.yaml ``output_differentiability``)
         flags = (getattr(op, "row", None) or {}).get("output_differentiability")
         self.nondiff = frozenset(i for i, f in enumerate(flags or ()) if not f)
+
+
+    def compile_backward(self):
+        """Generates this op's backward as one Python function: the formulas inlined as
+        expressions over fast locals, run only for inputs with an edge, each reading (and
+        version-checking) just the saved arguments it names, and fitting its value to the
+        input's shape and dtype. ``fn(node, grads)`` returns a gradient (or None) per edge."""
+        lines = ["def backward(_node, grads):",
+                 "    _saved = _node._saved",
+                 "    _nxt = _node._next",
+                 "    grad = grads[0]",
+                 "    _outs = []"]
+        if self.save_result:
+            lines += ["    results = _unpack_results(_node)", "    result = results[0]"]
+        edge = "0"          # the index of the input's first edge: a literal until a list
+        for j, ((name, is_list, formula), uses) in enumerate(zip(self.inputs, self.uses)):
+            loads = []
+            for k, p in sorted(uses, key=lambda kp: kp[1]):
+                loads += [f"{k} = _saved[{p}]",
+                          f"_v = _saved[{p + 1}]",
+                          "if _v is not None:",
+                          f"    if {k}._storage.version != _v:",
+                          f"        _modified({k}, _v)",
+                          f"elif {k}.__class__ is _Packed:",
+                          f"    {k} = {k}.unpack()",
+                          f"elif {k}.__class__ is list or {k}.__class__ is tuple:",
+                          f"    {k} = _unpack({k}, _node)"]
+            if not is_list:
+                lines += [f"    if _nxt[2 * ({edge})] is not None:"]
+                lines += ["        " + ln for ln in loads]
+                lines += [f"        _g = ({formula})",
+                          f"        if _g is not None and (_g._shape != _saved[{2 * j}] or "
+                          f"_g.dtype is not _saved[{2 * j + 1}]):",
+                          f"            _g = _fit(_g, _saved[{2 * j}], _saved[{2 * j + 1}])",
+                          "        _outs.append(_g)",
+                          "    else:",
+                          "        _outs.append(None)"]
+                edge = f"{edge} + 1" if not edge.isdigit() else str(int(edge) + 1)
+            else:
+                # (builtins by other names: the formulas' globals are framework's, whose
+                # range/any/... are ops)
+                lines += [f"    _metas = _saved[{2 * j}]",
+                          f"    _pos = {edge}",
+                          "    _live = [_nxt[2 * (_pos + _k)] is not None "
+                          "for _k in _range(_len(_metas))]",
+                          "    if _any(_live):"]
+                lines += ["        " + ln for ln in loads]
+                lines += [f"        for _gi, _m, _l in _zip(_list({formula}), _metas, _live):",
+                          "            _outs.append(_fit(_gi, *_m) if _l and _m is not None "
+                          "else None)",
+                          "    else:",
+                          "        _outs.extend([None] * _len(_metas))",
+                          "    _end = _pos + _len(_metas)"]
+                edge = "_end"
+        lines.append("    return _outs")
+        g = dict(_namespace or namespace())
+        g.update(_fit=_fit, _Packed=Packed, _modified=modified_error, _unpack=_unpack,
+                 _unpack_results=_unpack_results, _range=range, _len=len, _any=any,
+                 _zip=zip, _list=list)
+        exec(compile("\n".join(lines) + "\n", f"<backward of {self.op_name}>", "exec"), g)
+        self.backward = g["backward"]
+        return self.backward
 
 
 _META_USES = (r"\b{0}\.(shape|dtype|device)\b", r"\b{0}\.(dim|numel)\(\)",
@@ -151,68 +212,10 @@ class OpNode(Node):
         return self._d.node_name
 
     def apply(self, grads):
-        saved = self._saved
-        if saved is None:
+        if self._saved is None:
             from .graph import _FREED
             raise RuntimeError(_FREED)
-        d = self._d
-        env = {}
-        nxt = self._next
-        if d.simple and len(d.inputs) > 1:
-            # unpack (and version-check) only what the formulas to run read
-            at = set()
-            for i, u in enumerate(d.uses):
-                if nxt[2 * i] is not None:
-                    at |= u
-        else:
-            at = d.save_at
-        for k, i in at:
-            v = saved[i]
-            version = saved[i + 1]
-            if version is not None:
-                if v._storage.version != version:
-                    modified_error(v, version)
-            elif v.__class__ is Packed:
-                v = v.unpack()
-            elif v.__class__ is list or v.__class__ is tuple:
-                v = _unpack(v, self)
-            env[k] = v
-        env["grad"] = grads[0]
-        env["grads"] = grads
-        if self._results is not None:
-            res = _unpack_results(self)
-            env["result"] = res[0]
-            env["results"] = res
-        ns = _namespace or namespace()
-        outs = []
-        if d.simple:    # no list inputs: one edge per formula
-            i = 0
-            for name, _, code, closure in d.inputs:
-                if nxt[i] is None:
-                    outs.append(None)
-                    i += 2
-                    continue
-                g = eval(code, {**ns, **env}) if closure else eval(code, ns, env)
-                if g is not None and (g._shape != saved[i] or g.dtype is not saved[i + 1]):
-                    g = _fit(g, saved[i], saved[i + 1])
-                outs.append(g)
-                i += 2
-            return outs
-        pos = 0
-        for j, (name, is_list, code, closure) in enumerate(d.inputs):
-            metas = saved[2 * j] if is_list else (saved[2 * j: 2 * j + 2],)
-            n = len(metas)
-            if all(c is None for c in nxt[2 * pos:2 * (pos + n):2]):
-                outs.extend([None] * n)
-                pos += n
-                continue
-            g = eval(code, {**ns, **env}) if closure else eval(code, ns, env)
-            gs = list(g) if is_list else [g]
-            for k, (gi, meta) in enumerate(zip(gs, metas)):
-                live = nxt[2 * (pos + k)] is not None
-                outs.append(_fit(gi, *meta) if live and meta is not None else None)
-            pos += n
-        return outs
+        return (self._d.backward or self._d.compile_backward())(self, grads)
 
     def release(self):
         self._released = True
@@ -327,7 +330,7 @@ def record_inplace(d, call, env, self_t):
 
 
 def _needs_grad(d, env):
-    for name, is_list, _, _ in d.inputs:
+    for name, is_list, _ in d.inputs:
         v = env.get(name)
         for t in (v if is_list and v is not None else (v,)):
             if isinstance(t, Tensor) and t._requires_grad:
@@ -369,7 +372,7 @@ def _inputs(d, env):
     ``_saved`` list: (shape, dtype) per formula input (a list input: a tuple of them, and
     None)."""
     edges, saved = [], []
-    for name, is_list, _, _ in d.inputs:
+    for name, is_list, _ in d.inputs:
         v = env.get(name)
         if is_list:
             metas = []
@@ -504,7 +507,7 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
     # an argument not typed Tensor but with a formula (max's dim, which may be the other
     # tensor of max(a, b)) is differentiable when a tensor is passed there
     typed = {n for n, _ in tensor_params}
-    tensor_params = list(tensor_params) + [(n, is_list) for n, is_list, _, _ in d.inputs
+    tensor_params = list(tensor_params) + [(n, is_list) for n, is_list, _ in d.inputs
                                            if n not in typed]
     checks = []
     for n, is_list in tensor_params:
