@@ -502,21 +502,27 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
         else:
             params.append(f"{n}{dflt}")
             call.append(n)
-    d = Derivatives(op, names)
+    # the schema's names for the parameters: an in-place method may call its first one
+    # ``self`` where the schema says ``input`` (transpose_, tril_, ...)
+    first = op.args[0][1]
+    schema = {names[0]: first} if names and names[0] != first else {}
+    d = Derivatives(op, [schema.get(n, n) for n in names])
     d.inplace = inplace
     # an argument not typed Tensor but with a formula (max's dim, which may be the other
     # tensor of max(a, b)) is differentiable when a tensor is passed there
     typed = {n for n, _ in tensor_params}
     tensor_params = list(tensor_params) + [(n, is_list) for n, is_list, _ in d.inputs
                                            if n not in typed]
+    impl_name = {v: k for k, v in schema.items()}
     checks = []
     for n, is_list in tensor_params:
+        n = impl_name.get(n, n)
         if n not in names:
             continue
         checks.append(f"_any_rg({n})" if is_list else f"(isinstance({n}, _T) and {n}._requires_grad)")
     if not checks:
         return impl, d
-    env = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
+    env = "{" + ", ".join(f"{schema.get(n, n)!r}: {n}" for n in names) + "}"
     src = (f"def {impl.__name__}({', '.join(params)}):\n"
            f"    if _mode.enabled and ({' or '.join(checks)}):\n"
            f"        return _record(_d, lambda: _impl({', '.join(call)}), {env})\n"

@@ -245,3 +245,37 @@ def test_misuse_errors_match_torch(case):
         _misuse(torch)[case]()
     assert type(ours.value) is type(theirs.value)
     assert str(ours.value).replace("framework", "torch") == str(theirs.value)
+
+
+INPLACE_VIEWS = {
+    "transpose_": lambda b: b.transpose_(0, 1),
+    "t_": lambda b: b.t_(),
+    "squeeze_": lambda b: b.unsqueeze_(0).squeeze_(0),
+    "unsqueeze_": lambda b: b.unsqueeze_(1),
+    "tril_": lambda b: b.tril_(),
+    "triu_": lambda b: b.triu_(1),
+    "as_strided_": lambda b: b.as_strided_((2, 2), (1, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_VIEWS))
+def test_inplace_methods_with_self_are_recorded(name, device):
+    """In-place methods whose implementation names its first argument ``self`` (the
+    schema says ``input``) record like the others."""
+    a = np.arange(12.0).reshape(3, 4) / 5 + 0.5
+    grads = []
+    for T in (fw, torch):
+        x = leaf(T, a, device if T is fw else "cpu")
+        b = x * 1
+        INPLACE_VIEWS[name](b)
+        w = T.arange(1.0, b.numel() + 1, dtype=T.float64).reshape(b.shape)
+        g, = T.autograd.grad((b * w.to(b.device)).sum(), x)
+        grads.append(_np(g) if T is fw else g.numpy())
+    np.testing.assert_allclose(grads[0], grads[1])
+
+
+def test_every_inplace_variant_with_a_formula_records():
+    from framework._ops import dispatcher
+    for name, op in dispatcher.load().items():
+        if op.inplace_fn is not None and op.derivatives:
+            assert getattr(op.inplace_fn, "__wrapped__", None) is not None, name
