@@ -172,8 +172,8 @@ class AccumulateGrad(Node):
             # the engine's gradient is taken as it is when nothing else can see it (as
             # PyTorch does): referred to only by the engine's list and this frame, not a
             # view, and alone on its storage; otherwise it is copied, never aliased
-            if (getrefcount(g) <= 3 and g._base is None and not g._requires_grad
-                    and getrefcount(g._storage) <= 2 and g.__class__ is Tensor):
+            if (getrefcount(g) <= _UNSHARED and g._base is None and not g._requires_grad
+                    and getrefcount(g._storage) <= _HELD_ONCE and g.__class__ is Tensor):
                 v._grad = g
             else:
                 v._grad = g.detach().clone()
@@ -193,6 +193,28 @@ def flat_edges(edges):
     for e in edges:
         out += (None, 0) if e is None else e
     return tuple(out)
+
+
+# Reference counts that mean "not shared", measured on this interpreter (they differ
+# between Python versions): a gradient held only by the engine's list and AccumulateGrad's
+# frame, and a storage held only by its tensor.
+def _refs_in_apply(grads):
+    g = grads[0]
+    return getrefcount(g)
+
+
+class _Holder:
+    __slots__ = ("x",)
+
+
+def _refs_held_once():
+    h = _Holder()
+    h.x = object()
+    return getrefcount(h.x)
+
+
+_UNSHARED = _refs_in_apply([object()])
+_HELD_ONCE = _refs_held_once()
 
 
 def grad_accumulator(t):
