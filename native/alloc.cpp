@@ -2,10 +2,12 @@
 // NumPy arrays can share them (Tensor.numpy()). A plain CPython type rather than a pybind11
 // class: every CPU op allocates one, and this keeps that under 100 ns.
 //
-// Freed blocks of 1 MiB and more are kept in a small cache keyed by size (up to a total of
+// Freed blocks of 128 KiB and more are kept in a small cache keyed by size (up to a total of
 // FRAMEWORK_CPU_CACHE_MB, default 256): a chain of ops on large tensors then reuses warm
 // pages instead of taking fresh page faults on every temporary, as a GPU caching allocator
-// does. Small blocks go straight back to malloc, which is fast for them.
+// does. (glibc maps blocks this size on their own and unmaps them when freed, or trims
+// them off the heap: a 256 KiB GEMM output took twice as long with those page faults.)
+// Small blocks go straight back to malloc, which is fast for them.
 #include "common.h"
 #include "fastcall.h"
 
@@ -27,7 +29,7 @@ struct HostBuffer {
   unsigned long long ptr;  // the address, readable from Python as .ptr
 };
 
-constexpr size_t kCacheMin = (size_t)1 << 20;
+constexpr size_t kCacheMin = (size_t)128 << 10;
 
 struct BlockCache {
   std::mutex mu;
@@ -70,11 +72,12 @@ BlockCache& cache() {
   return *c;
 }
 
-// Size actually allocated for a request: 64-byte multiple; cached sizes round to 64 KiB
-// so that tensors of nearly the same size share blocks.
+// Size actually allocated for a request: 64-byte multiple; cached sizes round to 16 KiB
+// (64 KiB from 1 MiB) so that tensors of nearly the same size share blocks.
 size_t block_size(int64_t n) {
   size_t sz = ((size_t)(n > 0 ? n : 1) + 63) & ~(size_t)63;
-  if (sz >= kCacheMin) sz = (sz + 65535) & ~(size_t)65535;
+  if (sz >= ((size_t)1 << 20)) return (sz + 65535) & ~(size_t)65535;
+  if (sz >= kCacheMin) return (sz + 16383) & ~(size_t)16383;
   return sz;
 }
 

@@ -27,6 +27,20 @@ def test_large_blocks_are_reused():
     assert _C.host_cache_stats()["cached_bytes"] == 0
 
 
+def test_mid_size_blocks_are_reused():
+    """256 KiB (a 256x256 float32 gradient) is cached too: glibc would unmap or trim it and
+    the next one would take fresh page faults."""
+    _C.host_cache_clear()
+    a = fw.empty(256, 256)
+    ptr = a.data_ptr()
+    del a
+    gc.collect()
+    assert _C.host_cache_stats()["cached_bytes"] >= 256 << 10
+    b = fw.empty(250, 260)         # 260,000 bytes: the same 16 KiB size class
+    assert b.data_ptr() == ptr
+    _C.host_cache_clear()
+
+
 def test_small_blocks_not_cached():
     _C.host_cache_clear()
     a = fw.empty(16)
