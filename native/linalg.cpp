@@ -70,12 +70,14 @@ void pack(D* dst, const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t 
 inline void gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                  int64_t k, float alpha, const float* a, int64_t lda, const float* b,
                  int64_t ldb, float beta, float* c, int64_t ldc) {
+  release_cores();   // OpenBLAS's threads need the cores our idle workers spin on
   scipy_cblas_sgemm(o, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, a, (blasint)lda, b,
                     (blasint)ldb, beta, c, (blasint)ldc);
 }
 inline void gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                  int64_t k, double alpha, const double* a, int64_t lda, const double* b,
                  int64_t ldb, double beta, double* c, int64_t ldc) {
+  release_cores();
   scipy_cblas_dgemm(o, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, a, (blasint)lda, b,
                     (blasint)ldb, beta, c, (blasint)ldc);
 }

@@ -29,14 +29,18 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins until done() or kSpin has passed; returns done().
+std::atomic<bool> g_release{false};   // set by release_cores(): idle workers block now
+
+// Spins until done(), kSpin has passed or the cores were released; returns done().
 template <typename Done>
 bool spin_until(Done done) {
   const auto until = std::chrono::steady_clock::now() + kSpin;
   for (int i = 0;; i++) {
     if (done()) return true;
     cpu_relax();
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return done();
+    if ((i & 63) == 63 && (g_release.load(std::memory_order_relaxed) ||
+                           std::chrono::steady_clock::now() > until))
+      return done();
   }
 }
 
@@ -95,6 +99,7 @@ struct Pool {
     }
   }
   void run(int64_t b, int64_t e, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+    g_release.store(false, std::memory_order_relaxed);
     int parts = (int)std::min<int64_t>((e - b + grain - 1) / grain, (int64_t)workers.size() + 1);
     job = &fn; begin = b; end = e;
     // a few chunks per thread balances uneven runs without much scheduling cost
@@ -159,6 +164,8 @@ void set_num_threads(int n) {
   g_threads = n;
   g_pool = nullptr;  // rebuilt with the new size on next use (old one leaked, idle)
 }
+
+void release_cores() { g_release.store(true, std::memory_order_relaxed); }
 
 void parallel_run(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {

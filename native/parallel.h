@@ -13,6 +13,10 @@ namespace fw {
 int num_threads();
 void set_num_threads(int n);
 
+// Lets the pool's idle workers stop spinning and block now: called before handing the
+// cores to another thread pool (OpenBLAS), which they would otherwise compete with.
+void release_cores();
+
 // Runs fn(b, e) over chunks; the calling thread takes one chunk itself. Exceptions thrown
 // by fn are re-thrown on the calling thread.
 void parallel_run(int64_t begin, int64_t end, int64_t grain,
