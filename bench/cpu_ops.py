@@ -73,6 +73,13 @@ def cases():
             ta, tb = (torch.from_numpy(a_np), torch.from_numpy(b_np)) if T else (None, None)
             out.append((f"matmul f32 {s}", lambda a=a, b=b: a @ b,
                         lambda a=a_np, b=b_np: a @ b, T and (lambda a=ta, b=tb: a @ b)))
+    # mid-size tensors (a layer's activations): the thread pool's hand-over cost shows here
+    s_np = rng.standard_normal((64, 1024), dtype=np.float32)
+    s, ts = fw.from_numpy(s_np), (torch.from_numpy(s_np) if T else None)
+    out.append(("mul 64x1024 (256 KiB)", lambda: s * s, lambda: s_np * s_np,
+                T and (lambda: ts * ts)))
+    out.append(("sum dim0 64x1024", lambda: s.sum(0), lambda: s_np.sum(0),
+                T and (lambda: ts.sum(0))))
     out.append(("add 1 element (overhead)", lambda: one + one, lambda: one_np + one_np,
                 T and (lambda: t_one + t_one)))
     return out
