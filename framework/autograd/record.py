@@ -77,6 +77,7 @@ class Derivatives:
         self.inplace = False
         self.simple = not any(is_list for _, is_list, _ in self.inputs)
         self.backward = None    # the generated backward function (compile_backward)
+        self.edges = self.saves = None   # the generated recording functions (_capture_source)
         # outputs that never get a gradient (ops.yaml ``output_differentiability``)
         flags = (getattr(op, "row", None) or {}).get("output_differentiability")
         self.nondiff = frozenset(i for i, f in enumerate(flags or ()) if not f)
@@ -367,55 +368,78 @@ def _rebase_view(base, base_edge, view, op_node):
     view._output_nr = 0
 
 
-def _inputs(d, env):
-    """The node's edges (flat: child, output_nr per input tensor) and the start of its
-    ``_saved`` list: (shape, dtype) per formula input (a list input: a tuple of them, and
-    None)."""
-    edges, saved = [], []
-    for name, is_list, _ in d.inputs:
-        v = env.get(name)
-        if is_list:
-            metas = []
-            for t in (v if v is not None else ()):
-                if isinstance(t, Tensor):
-                    edges += edge_of(t) or (None, 0)
-                    metas.append((t._shape, t.dtype))
-                else:
-                    edges += (None, 0)
-                    metas.append(None)
-            saved += (tuple(metas), None)
-        elif isinstance(v, Tensor):
-            if v._requires_grad:
-                fn = v._grad_fn if v._base is None else view_fn(v)
-                if fn is None:
-                    edges += (grad_accumulator(v), 0)
-                else:
-                    edges += (fn, v._output_nr)
-            else:
-                edges += (None, 0)
-            saved += (v._shape, v.dtype)
+def _list_input(v, edges, saved):
+    """Edges and (shape, dtype) metas of a list input (cat's tensors)."""
+    metas = []
+    for t in (v if v is not None else ()):
+        if isinstance(t, Tensor):
+            edges += edge_of(t) or (None, 0)
+            metas.append((t._shape, t.dtype))
         else:
             edges += (None, 0)
-            saved += (None, None)
-    return edges, saved
+            metas.append(None)
+    saved += (tuple(metas), None)
+
+
+def _capture_source(d):
+    """Source of the two functions an op records with, over its arguments (positional, in
+    ``d.params`` order): ``edges(...)`` gives the node's edges (flat: child, output_nr per
+    input tensor) and the start of its ``_saved`` list, (shape, dtype) per formula input;
+    ``saves(_s, ...)`` appends (value, version) per saved argument (version None: nothing
+    to check; a packed value under saved_tensors_hooks)."""
+    args = ", ".join(d.params)
+    e = [f"def edges({args}):", "    _e = []", "    _s = []"]
+    for name, is_list, _ in d.inputs:
+        if is_list:
+            e.append(f"    _list_input({name}, _e, _s)")
+            continue
+        e += [f"    if isinstance({name}, _T):",
+              f"        if {name}._requires_grad:",
+              f"            _f = {name}._grad_fn if {name}._base is None else _view_fn({name})",
+              "            if _f is None:",
+              f"                _e += (_acc({name}), 0)",
+              "            else:",
+              f"                _e += (_f, {name}._output_nr)",
+              "        else:",
+              "            _e += (None, 0)",
+              f"        _s += ({name}._shape, {name}.dtype)",
+              "    else:",
+              "        _e += (None, 0)",
+              "        _s += (None, None)"]
+    e.append("    return _e, _s")
+    v = [f"def saves(_s, {args}):"]
+    for k in d.save:
+        tensor = (f"(_TensorMeta({k}), None)" if k in d.meta_only else
+                  f"(_Packed({k}, _hooks.stack[-1]), None) if _hooks.stack else "
+                  f"({k}, {k}._storage.version)")
+        v += [f"    if {k} is None or {k}.__class__ in _PLAIN:",
+              f"        _s += ({k}, None)",
+              f"    elif isinstance({k}, _T):",
+              f"        _s += {tensor}",
+              "    else:",
+              f"        _s += (_save({k}), None)"]
+    v.append("    return _s")
+    return "\n".join(e + v) + "\n"
+
+
+def _compile_capture(d):
+    g = {"_T": Tensor, "_view_fn": view_fn, "_acc": grad_accumulator, "_list_input": _list_input,
+         "_TensorMeta": TensorMeta, "_Packed": Packed, "_hooks": _hooks, "_save": _save,
+         "_PLAIN": _PLAIN}
+    exec(compile(_capture_source(d), f"<recording of {d.op_name}>", "exec"), g)
+    d.edges, d.saves = g["edges"], g["saves"]
+    return d.edges
+
+
+def _inputs(d, env):
+    """The node's edges and the start of its saved list (see _capture_source)."""
+    return (d.edges or _compile_capture(d))(*[env[p] for p in d.params])
 
 
 def _save_args(d, env, saved):
-    """Appends (value, version) per saved argument (version None: nothing to check)."""
-    meta = d.meta_only
-    for k in d.save:
-        v = env[k]
-        if v is None or v.__class__ in _PLAIN:
-            saved += (v, None)
-        elif isinstance(v, Tensor):
-            if k in meta:
-                saved += (TensorMeta(v), None)
-            elif _hooks.stack:
-                saved += (Packed(v, _hooks.stack[-1]), None)
-            else:
-                saved += (v, v._storage.version)
-        else:
-            saved += (_save(v), None)
+    """Appends what the formulas read of the arguments to ``saved``."""
+    (d.saves if d.edges else (_compile_capture(d) and d.saves))(
+        saved, *[env[p] for p in d.params])
 
 
 _PLAIN = (int, float, bool, str)
@@ -523,12 +547,28 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
     if not checks:
         return impl, d
     env = "{" + ", ".join(f"{schema.get(n, n)!r}: {n}" for n in names) + "}"
+    # the common call (not in place, no out=) records inline: the op's generated edges and
+    # saves functions, the op with grad mode off, the node; the rest goes through record()
+    fast = ""
+    if not inplace:
+        args = ", ".join(names)
+        fast = (f"        if {'out is None' if 'out' in names else 'True'}:\n"
+                f"            _e, _s = (_d.edges or _compile(_d))({args})\n"
+                f"            _d.saves(_s, {args})\n"
+                "            _mode.enabled = False\n"
+                "            try:\n"
+                f"                _r = _impl({', '.join(call)})\n"
+                "            finally:\n"
+                "                _mode.enabled = True\n"
+                "            return _attach(_d, _e, _s, _r)\n")
     src = (f"def {impl.__name__}({', '.join(params)}):\n"
            f"    if _mode.enabled and ({' or '.join(checks)}):\n"
+           f"{fast}"
            f"        return _record(_d, lambda: _impl({', '.join(call)}), {env})\n"
            f"    return _impl({', '.join(call)})\n")
     g = {"_mode": grad_mode._mode, "_T": Tensor, "_any_rg": _any_rg, "_record": record,
-         "_d": d, "_impl": impl, **defaults}
+         "_d": d, "_impl": impl, "_compile": _compile_capture, "_attach": _attach,
+         **defaults}
     exec(compile(src, f"<autograd wrapper of {op.name}>", "exec"), g)
     fn = g[impl.__name__]
     fn.__doc__ = impl.__doc__
