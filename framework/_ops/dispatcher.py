@@ -111,19 +111,19 @@ def _build(row):
 
 def _record_autograd(op):
     """Wraps the op's function (and in-place method) so that calls needing gradients
-    record a node of the autograd graph (framework/autograd/record.py)."""
-    from ..autograd import record
+    record a node of the autograd graph (framework/autograd/codegen.py)."""
+    from ..autograd import codegen
     tensors = [(name, "[]" in typ or "..." in typ) for typ, name, _, _ in op.args
                if typ.startswith("Tensor") and name != "out"]
     if not tensors:
         return
     plain = op.fn
     # ops named like in-place methods (copy_, fill_, relu_) modify their first argument
-    op.fn, _ = record.make_wrapper(op, plain, tensors, inplace=op.name.endswith("_"))
+    op.fn, _ = codegen.make_wrapper(op, plain, tensors, inplace=op.name.endswith("_"))
     if op.method_fn is plain:
         op.method_fn = op.fn
     if op.inplace_fn is not None:
-        op.inplace_fn, _ = record.make_wrapper(op, op.inplace_fn, tensors, inplace=True)
+        op.inplace_fn, _ = codegen.make_wrapper(op, op.inplace_fn, tensors, inplace=True)
 
 
 def _inplace_method(op):

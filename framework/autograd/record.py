@@ -3,10 +3,12 @@ a call made with grad mode on and an input that requires grad runs the op withou
 recording and adds one ``OpNode`` to the graph.
 
 Derivative formulas are Python expressions over framework ops (as PyTorch's
-derivatives.yaml), compiled once per op. Their names: the op's arguments by schema name,
-``grad`` (gradient of the first output), ``grads`` (all), ``result`` / ``results`` (the
-outputs), and the helpers of framework/autograd/formulas.py. A formula's value is reduced
-to its input's shape (broadcasting) and cast to its dtype here, so formulas need not.
+derivatives.yaml). Their names: the op's arguments by schema name, ``grad`` (gradient of
+the first output), ``grads`` (all), ``result`` / ``results`` (the outputs), and the
+helpers of framework/autograd/formulas*.py. A formula's value is reduced to its input's
+shape (broadcasting) and cast to its dtype, so formulas need not. codegen.py turns each
+op's formulas into one backward function, and makes its wrapper and the functions that
+capture a call's edges and saved values.
 Because the formulas are framework ops, running them with grad mode on (create_graph)
 records their own graph: higher-order gradients need no extra code.
 """
@@ -15,8 +17,7 @@ import re
 from .._tensor import Tensor
 from . import anomaly_mode, grad_mode
 from .graph import _seq as _node_seq
-from .graph import (Node, Packed, SavedTensor, ViewOfBase, _hooks, edge_of,
-                    grad_accumulator, modified_error, unpack_output, view_fn)
+from .graph import Node, Packed, SavedTensor, ViewOfBase, _hooks, edge_of, unpack_output
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _namespace = None
@@ -76,73 +77,12 @@ class Derivatives:
         self.is_view = op.returns.startswith("Tensor(a)")
         self.inplace = False
         self.simple = not any(is_list for _, is_list, _ in self.inputs)
-        self.backward = None    # the generated backward function (compile_backward)
-        self.edges = self.saves = None   # the generated recording functions (_capture_source)
+        # the functions generated for this op (framework/autograd/codegen.py), on first use
+        self.backward = None
+        self.edges = self.saves = None
         # outputs that never get a gradient (ops.yaml ``output_differentiability``)
         flags = (getattr(op, "row", None) or {}).get("output_differentiability")
         self.nondiff = frozenset(i for i, f in enumerate(flags or ()) if not f)
-
-
-    def compile_backward(self):
-        """Generates this op's backward as one Python function: the formulas inlined as
-        expressions over fast locals, run only for inputs with an edge, each reading (and
-        version-checking) just the saved arguments it names, and fitting its value to the
-        input's shape and dtype. ``fn(node, grads)`` returns a gradient (or None) per edge."""
-        lines = ["def backward(_node, grads):",
-                 "    _saved = _node._saved",
-                 "    _nxt = _node._next",
-                 "    grad = grads[0]",
-                 "    _outs = []"]
-        if self.save_result:
-            lines += ["    results = _unpack_results(_node)", "    result = results[0]"]
-        edge = "0"          # the index of the input's first edge: a literal until a list
-        for j, ((name, is_list, formula), uses) in enumerate(zip(self.inputs, self.uses)):
-            loads = []
-            for k, p in sorted(uses, key=lambda kp: kp[1]):
-                loads += [f"{k} = _saved[{p}]",
-                          f"_v = _saved[{p + 1}]",
-                          "if _v is not None:",
-                          f"    if {k}._storage.version != _v:",
-                          f"        _modified({k}, _v)",
-                          f"elif {k}.__class__ is _Packed:",
-                          f"    {k} = {k}.unpack()",
-                          f"elif {k}.__class__ is list or {k}.__class__ is tuple:",
-                          f"    {k} = _unpack({k}, _node)"]
-            if not is_list:
-                lines += [f"    if _nxt[2 * ({edge})] is not None:"]
-                lines += ["        " + ln for ln in loads]
-                lines += [f"        _g = ({formula})",
-                          f"        if _g is not None and (_g._shape != _saved[{2 * j}] or "
-                          f"_g.dtype is not _saved[{2 * j + 1}]):",
-                          f"            _g = _fit(_g, _saved[{2 * j}], _saved[{2 * j + 1}])",
-                          "        _outs.append(_g)",
-                          "    else:",
-                          "        _outs.append(None)"]
-                edge = f"{edge} + 1" if not edge.isdigit() else str(int(edge) + 1)
-            else:
-                # (builtins by other names: the formulas' globals are framework's, whose
-                # range/any/... are ops)
-                lines += [f"    _metas = _saved[{2 * j}]",
-                          f"    _pos = {edge}",
-                          "    _live = [_nxt[2 * (_pos + _k)] is not None "
-                          "for _k in _range(_len(_metas))]",
-                          "    if _any(_live):"]
-                lines += ["        " + ln for ln in loads]
-                lines += [f"        for _gi, _m, _l in _zip(_list({formula}), _metas, _live):",
-                          "            _outs.append(_fit(_gi, *_m) if _l and _m is not None "
-                          "else None)",
-                          "    else:",
-                          "        _outs.extend([None] * _len(_metas))",
-                          "    _end = _pos + _len(_metas)"]
-                edge = "_end"
-        lines.append("    return _outs")
-        g = dict(_namespace or namespace())
-        g.update(_fit=_fit, _Packed=Packed, _modified=modified_error, _unpack=_unpack,
-                 _unpack_results=_unpack_results, _range=range, _len=len, _any=any,
-                 _zip=zip, _list=list)
-        exec(compile("\n".join(lines) + "\n", f"<backward of {self.op_name}>", "exec"), g)
-        self.backward = g["backward"]
-        return self.backward
 
 
 _META_USES = (r"\b{0}\.(shape|dtype|device)\b", r"\b{0}\.(dim|numel)\(\)",
@@ -216,7 +156,11 @@ class OpNode(Node):
         if self._saved is None:
             from .graph import _FREED
             raise RuntimeError(_FREED)
-        return (self._d.backward or self._d.compile_backward())(self, grads)
+        d = self._d
+        if d.backward is None:
+            from . import codegen
+            codegen.compile_backward(d)
+        return d.backward(self, grads)
 
     def release(self):
         self._released = True
@@ -381,65 +325,20 @@ def _list_input(v, edges, saved):
     saved += (tuple(metas), None)
 
 
-def _capture_source(d):
-    """Source of the two functions an op records with, over its arguments (positional, in
-    ``d.params`` order): ``edges(...)`` gives the node's edges (flat: child, output_nr per
-    input tensor) and the start of its ``_saved`` list, (shape, dtype) per formula input;
-    ``saves(_s, ...)`` appends (value, version) per saved argument (version None: nothing
-    to check; a packed value under saved_tensors_hooks)."""
-    args = ", ".join(d.params)
-    e = [f"def edges({args}):", "    _e = []", "    _s = []"]
-    for name, is_list, _ in d.inputs:
-        if is_list:
-            e.append(f"    _list_input({name}, _e, _s)")
-            continue
-        e += [f"    if isinstance({name}, _T):",
-              f"        if {name}._requires_grad:",
-              f"            _f = {name}._grad_fn if {name}._base is None else _view_fn({name})",
-              "            if _f is None:",
-              f"                _e += (_acc({name}), 0)",
-              "            else:",
-              f"                _e += (_f, {name}._output_nr)",
-              "        else:",
-              "            _e += (None, 0)",
-              f"        _s += ({name}._shape, {name}.dtype)",
-              "    else:",
-              "        _e += (None, 0)",
-              "        _s += (None, None)"]
-    e.append("    return _e, _s")
-    v = [f"def saves(_s, {args}):"]
-    for k in d.save:
-        tensor = (f"(_TensorMeta({k}), None)" if k in d.meta_only else
-                  f"(_Packed({k}, _hooks.stack[-1]), None) if _hooks.stack else "
-                  f"({k}, {k}._storage.version)")
-        v += [f"    if {k} is None or {k}.__class__ in _PLAIN:",
-              f"        _s += ({k}, None)",
-              f"    elif isinstance({k}, _T):",
-              f"        _s += {tensor}",
-              "    else:",
-              f"        _s += (_save({k}), None)"]
-    v.append("    return _s")
-    return "\n".join(e + v) + "\n"
-
-
-def _compile_capture(d):
-    g = {"_T": Tensor, "_view_fn": view_fn, "_acc": grad_accumulator, "_list_input": _list_input,
-         "_TensorMeta": TensorMeta, "_Packed": Packed, "_hooks": _hooks, "_save": _save,
-         "_PLAIN": _PLAIN}
-    exec(compile(_capture_source(d), f"<recording of {d.op_name}>", "exec"), g)
-    d.edges, d.saves = g["edges"], g["saves"]
-    return d.edges
-
-
 def _inputs(d, env):
-    """The node's edges and the start of its saved list (see _capture_source)."""
-    return (d.edges or _compile_capture(d))(*[env[p] for p in d.params])
+    """The node's edges and the start of its saved list (codegen.capture_source)."""
+    if d.edges is None:
+        from . import codegen
+        codegen.compile_capture(d)
+    return d.edges(*[env[p] for p in d.params])
 
 
 def _save_args(d, env, saved):
     """Appends what the formulas read of the arguments to ``saved``."""
-    (d.saves if d.edges else (_compile_capture(d) and d.saves))(
-        saved, *[env[p] for p in d.params])
+    if d.saves is None:
+        from . import codegen
+        codegen.compile_capture(d)
+    d.saves(saved, *[env[p] for p in d.params])
 
 
 _PLAIN = (int, float, bool, str)
@@ -484,98 +383,6 @@ def _attach(d, edges, saved, result):
     if anomaly_mode._enabled:
         anomaly_mode.record_trace(node)
     return result
-
-
-# ---- the wrappers the dispatcher installs ----------------------------------------------
-
-def _any_rg(seq):
-    if seq is None:
-        return False
-    for t in seq:
-        if isinstance(t, Tensor) and t._requires_grad:
-            return True
-    return False
-
-
-def make_wrapper(op, impl, tensor_params, inplace=False):
-    """A function with ``impl``'s signature that records a node when it must (``inplace``:
-    impl modifies and returns its first argument)."""
-    import inspect
-    sig = inspect.signature(impl)
-    params, call, names, defaults = [], [], [], {}
-    star = False
-    for p in sig.parameters.values():
-        n = p.name
-        names.append(n)
-        if p.default is not p.empty:
-            defaults[f"_d_{n}"] = p.default
-        dflt = f"=_d_{n}" if p.default is not p.empty else ""
-        if p.kind is p.VAR_POSITIONAL:
-            params.append(f"*{n}")
-            call.append(f"*{n}")
-            star = True
-        elif p.kind is p.KEYWORD_ONLY:
-            if not star:
-                params.append("*")
-                star = True
-            params.append(f"{n}{dflt}")
-            call.append(f"{n}={n}")
-        elif p.kind is p.VAR_KEYWORD:
-            params.append(f"**{n}")
-            call.append(f"**{n}")
-        else:
-            params.append(f"{n}{dflt}")
-            call.append(n)
-    # the schema's names for the parameters: an in-place method may call its first one
-    # ``self`` where the schema says ``input`` (transpose_, tril_, ...)
-    first = op.args[0][1]
-    schema = {names[0]: first} if names and names[0] != first else {}
-    d = Derivatives(op, [schema.get(n, n) for n in names])
-    d.inplace = inplace
-    # an argument not typed Tensor but with a formula (max's dim, which may be the other
-    # tensor of max(a, b)) is differentiable when a tensor is passed there
-    typed = {n for n, _ in tensor_params}
-    tensor_params = list(tensor_params) + [(n, is_list) for n, is_list, _ in d.inputs
-                                           if n not in typed]
-    impl_name = {v: k for k, v in schema.items()}
-    checks = []
-    for n, is_list in tensor_params:
-        n = impl_name.get(n, n)
-        if n not in names:
-            continue
-        checks.append(f"_any_rg({n})" if is_list else f"(isinstance({n}, _T) and {n}._requires_grad)")
-    if not checks:
-        return impl, d
-    env = "{" + ", ".join(f"{schema.get(n, n)!r}: {n}" for n in names) + "}"
-    # the common call (not in place, no out=) records inline: the op's generated edges and
-    # saves functions, the op with grad mode off, the node; the rest goes through record()
-    fast = ""
-    if not inplace:
-        args = ", ".join(names)
-        fast = (f"        if {'out is None' if 'out' in names else 'True'}:\n"
-                f"            _e, _s = (_d.edges or _compile(_d))({args})\n"
-                f"            _d.saves(_s, {args})\n"
-                "            _mode.enabled = False\n"
-                "            try:\n"
-                f"                _r = _impl({', '.join(call)})\n"
-                "            finally:\n"
-                "                _mode.enabled = True\n"
-                "            return _attach(_d, _e, _s, _r)\n")
-    src = (f"def {impl.__name__}({', '.join(params)}):\n"
-           f"    if _mode.enabled and ({' or '.join(checks)}):\n"
-           f"{fast}"
-           f"        return _record(_d, lambda: _impl({', '.join(call)}), {env})\n"
-           f"    return _impl({', '.join(call)})\n")
-    g = {"_mode": grad_mode._mode, "_T": Tensor, "_any_rg": _any_rg, "_record": record,
-         "_d": d, "_impl": impl, "_compile": _compile_capture, "_attach": _attach,
-         **defaults}
-    exec(compile(src, f"<autograd wrapper of {op.name}>", "exec"), g)
-    fn = g[impl.__name__]
-    fn.__doc__ = impl.__doc__
-    fn.__qualname__ = impl.__qualname__
-    fn.__module__ = impl.__module__
-    fn.__wrapped__ = impl
-    return fn, d
 
 
 # ---- indexing and conversion (Tensor.__getitem__ / __setitem__ / to are not op-table rows) --
