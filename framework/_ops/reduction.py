@@ -289,15 +289,26 @@ def _max_min(op, input, dim, keepdim, out):
     return getattr(return_types, op)(values, indices)
 
 
-def max(input, dim=None, keepdim=False, *, out=None):
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
     """Maximum of all elements; with ``dim``: (values, indices) along it (first occurrence,
-    NaN propagates); with a tensor: elementwise maximum."""
-    return _max_min("max", input, dim, keepdim, out)
+    NaN propagates); with a tensor (``max(a, b)`` or ``other=b``): elementwise maximum."""
+    return _max_min("max", input, _other_or_dim("max", dim, other), keepdim, out)
 
 
-def min(input, dim=None, keepdim=False, *, out=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
     """Minimum of all elements; with ``dim``: (values, indices); with a tensor: minimum."""
-    return _max_min("min", input, dim, keepdim, out)
+    return _max_min("min", input, _other_or_dim("min", dim, other), keepdim, out)
+
+
+def _other_or_dim(op, dim, other):
+    if other is None:
+        return dim
+    if dim is not None:
+        raise TypeError(f"{op}() received an invalid combination of arguments: both dim and "
+                        "other")
+    if not isinstance(other, _T):
+        raise TypeError(f"{op}(): argument 'other' must be Tensor, not {type(other).__name__}")
+    return other
 
 
 def _argmax_like(op, input, dim, keepdim, out):

@@ -259,6 +259,8 @@ CASES += [
     ("scatter_reduce_mean_", _scatter("mean", False, inplace=True), [(3, 4), (3, 2)], R),
     ("max_binary", lambda T, a, b: T.max(a, b), [(3, 4), (4,)], R),
     ("min_binary", lambda T, a, b: a.min(b), [(3, 4), (3, 1)], R),
+    ("max_other_kw", lambda T, a, b: T.max(a, other=b), [(3, 4), (4,)], R),
+    ("min_other_kw", lambda T, a, b: a.min(other=b), [(2, 3), (2, 1)], R),
     ("max_binary_ties", lambda T, a, b: T.max(pinned(T, a, [1.0, -2.0, 3.0]), pinned(T, b, [1.0, 0.5, 3.0])), [(3,), (3,)], R),
     ("min_binary_ties", lambda T, a, b: T.min(pinned(T, a, [1.0, -2.0, 3.0]), pinned(T, b, [1.0, 0.5, 3.0])), [(3,), (3,)], R),
     ("tensordot", lambda T, a, b: T.tensordot(a, b, dims=([1, 0], [0, 2])), [(3, 2, 4), (2, 5, 3)], R),

@@ -279,3 +279,13 @@ def test_every_inplace_variant_with_a_formula_records():
     for name, op in dispatcher.load().items():
         if op.inplace_fn is not None and op.derivatives:
             assert getattr(op.inplace_fn, "__wrapped__", None) is not None, name
+
+
+def test_max_min_other_keyword_errors():
+    a, b = fw.ones(3), fw.zeros(3)
+    np.testing.assert_allclose(fw.max(a, other=b).numpy(), [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(a.min(other=b).numpy(), [0.0, 0.0, 0.0])
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        fw.max(a, 0, other=b)
+    with pytest.raises(TypeError, match="argument 'other' must be Tensor"):
+        fw.min(a, other=2.0)

@@ -85,7 +85,7 @@ NOT_SMOOTH = {"remainder", "fmod", "frac", "abs", "clamp", "clamp_min", "maximum
               "mode", "nanmedian", "median_all", "aminmax", "fmax", "fmin", "copysign", "where",
               "masked_fill", "masked_select", "masked_scatter", "ceil", "floor", "trunc", "round",
               "fix", "sign", "sgn", "eigh_values", "eigvalsh", "max_binary",
-              "min_binary", "scatter_reduce_amax", "scatter_reduce_amax_noself",
+              "min_binary", "max_other_kw", "min_other_kw", "scatter_reduce_amax", "scatter_reduce_amax_noself",
               "scatter_reduce_amin", "scatter_reduce_amin_noself"}
 # cases whose inputs are pinned to fixed values (op_grads.pinned)
 PINNED = {name for name, *_ in CASES if "ties" in name or "zeros" in name} | {
