@@ -233,12 +233,18 @@ def det_alias(input):
 
 def svd_(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: returns (U, S, V) with V (not its transpose); ``some`` gives the reduced
-    form. Without ``compute_uv`` U and V are zero-filled."""
-    u, s, vh = svd(input, full_matrices=not some or not compute_uv)
-    v = vh.mT
-    if not compute_uv:
-        from .creation import zeros_like
-        u, v = zeros_like(u), zeros_like(v)
+    form. Without ``compute_uv`` U and V are zero-filled (and get no gradient). Made of the
+    recorded linalg.svd / linalg.svdvals, so autograd goes through them."""
+    from . import dispatcher
+    if compute_uv:
+        u, s, vh = dispatcher.function("linalg.svd")(input, full_matrices=not some)
+        return _finish_all(_old_svd_t(u, s, vh.mT), out)
+    _check_matrix("svd", input, square=False)
+    from .creation import zeros
+    s = dispatcher.function("linalg.svdvals")(input)
+    batch, (m, n) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
+    u = zeros(batch + (m, m), dtype=s.dtype, device=s.device)
+    v = zeros(batch + (n, n), dtype=s.dtype, device=s.device)
     return _finish_all(_old_svd_t(u, s, v), out)
 
 

@@ -179,15 +179,6 @@ def linalg_svd_backward(grads, results):
     return svd_backward(*grads, *results)
 
 
-def old_svd_backward(grads, results, input, compute_uv):
-    """framework.svd: (U, S, V), U and V zero-filled (no gradient) without compute_uv."""
-    gU, gS, gV = grads
-    if not compute_uv:
-        return svdvals_backward(gS, input)
-    U, S, V = results
-    return svd_backward(gU, gS, gV.mT, U, S, V.mT)
-
-
 # ---- QR ------------------------------------------------------------------------------------
 
 def qr_backward(grads, results, mode):

@@ -111,3 +111,10 @@ def test_matrix_norm_dtype_argument(ord, device):
     tg = _grad(torch, torch.linalg.matrix_norm(t, ord, dtype=torch.float64), t)
     assert g.dtype is fw.float32
     np.testing.assert_allclose(g.cpu().numpy(), tg.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_svd_without_uv_gives_placeholders_without_gradient(device):
+    x, t = _pair(np.random.default_rng(5).standard_normal((3, 2)), device)
+    ours, theirs = fw.svd(x, compute_uv=False), torch.svd(t, compute_uv=False)
+    assert [o.requires_grad for o in ours] == [o.requires_grad for o in theirs]
+    assert [tuple(o.shape) for o in ours] == [tuple(o.shape) for o in theirs]
