@@ -422,12 +422,16 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """Vector p-norm over ``dim`` (all dims if None): p = 'fro' or 2, 1, inf, -inf, 0 (number
-    of non-zeros) or any float: sum(|x|^p)^(1/p)."""
+    of non-zeros) or any float: sum(|x|^p)^(1/p); p = 'nuc': the nuclear norm of matrices."""
     x = _check_input("norm", input)
     if isinstance(p, str):
+        if p == "nuc":      # the nuclear norm of matrices (dims: the last two, or a pair)
+            from .linalg_lapack import matrix_norm
+            return matrix_norm(x, "nuc", (-2, -1) if dim is None else dim, keepdim,
+                               dtype=dtype, out=out)
         if p != "fro":
-            raise RuntimeError(f"norm(): p={p!r} (matrix norms) is not supported; use "
-                               f"framework.linalg.matrix_norm")
+            raise RuntimeError(f"norm(): p={p!r} is not a valid norm; use 'fro', 'nuc' or a "
+                               "number")
         p = 2.0
     p = 2.0 if p is None else builtins.float(p)
     if dtype is not None:

@@ -153,6 +153,8 @@ CASES = [
     ("var_corr", lambda T, a: T.var(a, dim=0, correction=0), [(3, 4)], R),
     ("norm", lambda T, a: a.norm(), [(3, 4)], R),
     ("norm_p1", lambda T, a: a.norm(p=1, dim=1), [(3, 4)], R),
+    ("norm_nuc", lambda T, a: T.norm(a, p="nuc"), [(3, 4)], R),
+    ("norm_nuc_dims", lambda T, a: T.norm(a, p="nuc", dim=(0, 2), keepdim=True), [(3, 2, 4)], R),
     ("norm_p3", lambda T, a: a.norm(p=3, dim=0), [(3, 4)], R),
     ("logsumexp", lambda T, a: a.logsumexp(dim=1), [(3, 4)], R),
     ("cumsum", lambda T, a: a.cumsum(1), [(3, 4)], R),
