@@ -23,6 +23,15 @@ def default_device():
     return _default_devices[-1]
 
 
+def remember(cache, key, value, limit=4096):
+    """Stores ``value`` in a memo dict of layouts (emptied when it reaches ``limit``: a
+    program uses a few layouts again and again, and an odd one must not grow it forever)."""
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
 def contiguous_strides(shape):
     """Row-major strides (in elements) of a shape."""
     st = _strides_cache.get(shape)
@@ -31,9 +40,7 @@ def contiguous_strides(shape):
         for n in reversed(shape):
             out.append(acc)
             acc *= n if n > 1 else 1
-        st = tuple(reversed(out))
-        if len(_strides_cache) < 4096:
-            _strides_cache[shape] = st
+        st = remember(_strides_cache, shape, tuple(reversed(out)))
     return st
 
 

@@ -114,9 +114,7 @@ def scalar_tensor(value, dtype, device):
     if t is None:
         t = alloc.empty((), dtype, device)
         alloc.backend(device).copy.fill(t, value)
-        if len(_scalars) > 1024:
-            _scalars.clear()
-        _scalars[key] = t
+        alloc.remember(_scalars, key, t, 1024)
     return t
 
 
@@ -277,10 +275,8 @@ def _broadcast_geometry(a, b):
     g = _GEOMETRY.get(key)
     if g is None:
         shape = broadcast_shapes(a._shape, b._shape)
-        g = (shape, expand_strides(a, shape), expand_strides(b, shape))
-        if len(_GEOMETRY) >= 4096:
-            _GEOMETRY.clear()
-        _GEOMETRY[key] = g
+        g = alloc.remember(_GEOMETRY, key,
+                           (shape, expand_strides(a, shape), expand_strides(b, shape)))
     return g
 
 

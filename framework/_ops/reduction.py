@@ -72,9 +72,8 @@ def _geometry(x, dims, keepdim, out0, out1, logical=False):
            out1._stride if out1 is not None else None, logical)
     g = _GEOMETRY.get(key)
     if g is None:
-        if len(_GEOMETRY) >= 4096:
-            _GEOMETRY.clear()
-        g = _GEOMETRY[key] = _make_geometry(x, dims, keepdim, out0, out1, logical)
+        g = alloc.remember(_GEOMETRY, key,
+                           _make_geometry(x, dims, keepdim, out0, out1, logical))
     return g
 
 

@@ -88,10 +88,7 @@ def _view_layout(op, t, dims):
     r = _LAYOUTS.get(key)
     if r is None:
         shape = _infer_size(op, dims, t.numel())
-        r = (shape, _view_strides(t._shape, t._stride, shape))
-        if len(_LAYOUTS) >= 4096:
-            _LAYOUTS.clear()
-        _LAYOUTS[key] = r
+        r = alloc.remember(_LAYOUTS, key, (shape, _view_strides(t._shape, t._stride, shape)))
     return r
 
 

@@ -50,6 +50,18 @@ def _roots(outputs):
     return roots
 
 
+def _start(outputs, grads, mismatch):
+    """The roots of a backward pass from ``outputs`` and their gradients (``grads``: one
+    per output, None for implicit ones; ``mismatch(n_grads, n_outputs)``: the error when
+    the counts differ)."""
+    if grads is None:
+        grads = [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(mismatch(len(grads), len(outputs)))
+    roots = _roots(outputs)
+    return roots, _make_grads(outputs, grads)
+
+
 def _input_edges(inputs, op):
     """The edges whose incoming gradients ``backward(inputs=)``/``grad`` collect."""
     edges = []
@@ -72,15 +84,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     ``inputs`` only)."""
     outputs = _as_list(tensors)
     grads = _as_list(grad_tensors if grad_tensors is not None else grad_variables)
-    if grads is None:
-        grads = [None] * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"grad_tensors should have the same length as tensors: got "
-                           f"{len(grads)} and {len(outputs)}")
+    roots, grads = _start(outputs, grads, lambda g, o: "grad_tensors should have the same "
+                          f"length as tensors: got {g} and {o}")
     if retain_graph is None:
         retain_graph = create_graph
-    roots = _roots(outputs)
-    grads = _make_grads(outputs, grads)
     if inputs is None:
         run_backward(roots, grads, retain_graph, create_graph)
         return
@@ -110,16 +117,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     elif materialize_grads and not allow_unused:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
-    gos = _as_list(grad_outputs)
-    if gos is None:
-        gos = [None] * len(outs)
-    if len(gos) != len(outs):
-        raise RuntimeError(f"grad requires one grad_output per output: got {len(gos)} "
-                           f"grad_outputs and {len(outs)} outputs")
+    roots, gos = _start(outs, _as_list(grad_outputs), lambda g, o: "grad requires one "
+                        f"grad_output per output: got {g} grad_outputs and {o} outputs")
     if retain_graph is None:
         retain_graph = create_graph
-    roots = _roots(outs)
-    gos = _make_grads(outs, gos)
     got = run_backward(roots, gos, retain_graph, create_graph,
                        captures=_input_edges(ins, "grad"), accumulate=False)
     result = []

@@ -279,14 +279,12 @@ class ViewOfBase(Node):
         return "AsStridedBackward0"
 
     def apply(self, grads):
-        from .._ops import creation
+        from .._ops import alloc, creation
         from .formulas import _scatter_back
         shape, stride, dtype, device = self._base_meta
         # the base's element numbers laid out with the base's own strides, so the view's
         # geometry picks them; overlapping views (stride 0) sum their gradients
-        n = 1
-        for s in shape:
-            n *= s
+        n = alloc.numel(shape)
         nums = creation.empty_strided(shape, stride, dtype=int64, device=device)
         nums.copy_(creation.arange(1, n + 1, device=device).reshape(shape))
         size, vstride, offset = self._geometry

@@ -110,10 +110,8 @@ class TensorMeta:
         return len(self.shape)
 
     def numel(self):
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        from .._ops.alloc import numel
+        return numel(self.shape)
 
 
 def _is_float(t):
@@ -352,9 +350,7 @@ def _attach(d, edges, saved, result):
     node._saved = tuple(saved)
     if result.__class__ is Tensor:      # the common case: one tensor output
         if d.save_result:
-            st = result._storage
-            node._results = _save_results((result,)) if _hooks.stack else (
-                st, result._shape, result._stride, result._offset, result.dtype, st.version)
+            node._results = _save_results((result,))
         if result.dtype.is_floating_point:
             result._grad_fn = node
             result._requires_grad = True

@@ -233,22 +233,28 @@ def _kth_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, k, NDIM: tl.co
     tl.store(ind + _offset(r, oshape, io, NDIM, False), j, mask=rm)
 
 
-def _row_tile(rows, n):
-    """(rows per program, columns per step) of the per-row selection kernels."""
+def _sorted_rows(outer, n, x, xl, vl, il):
+    """What the per-row selection kernels (kth, mode) take: the rows sorted (keys K,
+    positions I), the outer geometry of x, values and indices, the grid and the tile (rows
+    per program, columns per step); None when there is nothing to select."""
+    rows = alloc.numel(outer)
+    if rows == 0 or n == 0:
+        return None
+    K, I = _sort_launch(x, xl, outer, n, False)
+    oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
     blk = min(BLOCK, _pow2(n, 16))
-    return max(1, min(_pow2(rows), SORT_TILE // blk)), blk
+    rb = max(1, min(_pow2(rows), SORT_TILE // blk))
+    return K, I, oshape, xo, vo, io, rows, (triton.cdiv(rows, rb),), rb, blk
 
 
 def kth_rows(outer, n, k, mode, x, xl, values, vl, indices, il):
     """mode 0: k-th smallest (0-based); 1: median; 2: nanmedian."""
     _require(x, "kthvalue" if mode == 0 else "median", "if")
-    rows = alloc.numel(outer)
-    if rows == 0 or n == 0:
+    s = _sorted_rows(outer, n, x, xl, vl, il)
+    if s is None:
         return
-    K, I = _sort_launch(x, xl, outer, n, False)
-    oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
-    rb, blk = _row_tile(rows, n)
-    _kth_kernel[(triton.cdiv(rows, rb),)](
+    K, I, oshape, xo, vo, io, rows, grid, rb, blk = s
+    _kth_kernel[grid](
         K, I, x, oshape, xo, xl[1], values, vo, indices, io, rows, n, k, NDIM=len(oshape),
         MODE=mode, IS_FLOAT=_is_float(x), R=rb, BLOCK=blk)
 
@@ -295,14 +301,12 @@ def _mode_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, NDIM: tl.cons
 
 def mode_rows(outer, n, x, xl, values, vl, indices, il):
     _require(x, "mode", "bif")
-    rows = alloc.numel(outer)
-    if rows == 0 or n == 0:
+    s = _sorted_rows(outer, n, x, xl, vl, il)
+    if s is None:
         return
-    K, I = _sort_launch(x, xl, outer, n, False)
-    oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
-    rb, blk = _row_tile(rows, n)
-    _mode_kernel[(triton.cdiv(rows, rb),)](K, I, x, oshape, xo, xl[1], values, vo, indices, io,
-                                           rows, n, NDIM=len(oshape), R=rb, BLOCK=blk)
+    K, I, oshape, xo, vo, io, rows, grid, rb, blk = s
+    _mode_kernel[grid](K, I, x, oshape, xo, xl[1], values, vo, indices, io, rows, n,
+                       NDIM=len(oshape), R=rb, BLOCK=blk)
 
 
 # ---- unique ---------------------------------------------------------------------------------
