@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 JOBS ?= 2
 
-.PHONY: install build demo test bench clean
+.PHONY: install build demo test bench clean asan
 
 install: $(VENV)/.installed build
 
@@ -31,6 +31,48 @@ demo: install
 test: install
 	TRITON_INTERPRET=$${TRITON_INTERPRET-$$( $(PY) -c "import ctypes.util as u; print(0 if u.find_library('cuda') else 1)")} \
 	$(PY) -m pytest -q -n $(JOBS) -p no:cacheprovider tests
+
+# The native library under AddressSanitizer + UndefinedBehaviorSanitizer, over the test suite
+# (not part of `make test`: it is slow). It never touches framework/_C*.so here: it snapshots
+# the working files (tracked, and untracked-but-not-ignored; uncommitted edits included) into
+# $(ASAN_DIR)/tree (tar keeps mtimes, and tree/build/temp is kept, so rebuilds are
+# incremental), builds the extension in place there with FRAMEWORK_SANITIZE=1 (see setup.py),
+# and runs pytest from that tree with this .venv's python. `import framework` finds the copy
+# because the tree is the cwd and on PYTHONPATH: both come before the editable install's
+# finder, which setuptools appends to the end of sys.meta_path; a check below asserts it.
+# Python is not sanitized, so libasan is preloaded (libubsan comes in as _C's dependency).
+# Sanitizer reports go to $(ASAN_DIR)/logs/ (not stderr, where pytest's capture would lose
+# them when a worker dies), and are appended to $(ASAN_DIR)/report.txt after pytest's output.
+# Leak checks are off (CPython leaks at exit by design); allocator_may_return_null=1 so that
+# a huge allocation fails the way it does without ASan (tests expect OutOfMemoryError).
+# Fails when pytest fails or any sanitizer report was written. ASAN_TESTS picks the tests.
+ASAN_DIR := build/asan
+ASAN_TREE := $(ASAN_DIR)/tree
+ASAN_TESTS ?= tests
+ASAN_PYTEST_ARGS ?= -q -rf -n $(JOBS) -p no:cacheprovider
+
+asan: $(VENV)/.installed
+	mkdir -p $(ASAN_TREE)
+	find $(ASAN_TREE) -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
+	git ls-files -z --cached --others --exclude-standard \
+	  | tar --null -T - --ignore-failed-read -cf - | tar -xpf - -C $(ASAN_TREE)
+	cd $(ASAN_TREE) && FRAMEWORK_SANITIZE=1 FRAMEWORK_BUILD_JOBS=$(JOBS) \
+	  nice -n 10 $(CURDIR)/$(PY) setup.py -q build_ext --inplace
+	rm -rf $(ASAN_DIR)/logs && mkdir -p $(ASAN_DIR)/logs
+	cd $(ASAN_TREE) && export PYTHONPATH=$(CURDIR)/$(ASAN_TREE) TRITON_INTERPRET=1 \
+	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:log_path=$(CURDIR)/$(ASAN_DIR)/logs/asan \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(ASAN_DIR)/logs/ubsan \
+	  && $(CURDIR)/$(PY) -c "import framework, framework._C as c; \
+	    assert framework.__file__.startswith('$(CURDIR)/$(ASAN_TREE)/'), framework.__file__; \
+	    print('sanitized build:', c.__file__)" \
+	  && { nice -n 10 $(CURDIR)/$(PY) -m pytest $(ASAN_PYTEST_ARGS) $(ASAN_TESTS) \
+	       > $(CURDIR)/$(ASAN_DIR)/report.txt 2>&1; echo $$? > $(CURDIR)/$(ASAN_DIR)/pytest.rc; }
+	tail -n 30 $(ASAN_DIR)/report.txt
+	@cd $(ASAN_DIR) && if ls logs | grep -q .; then \
+	  for f in logs/*; do echo "=== $$f"; cat $$f; done >> report.txt; \
+	  echo "sanitizer reports: $$(ls logs | wc -l) (in $(ASAN_DIR)/report.txt)"; exit 1; fi; \
+	  echo "no sanitizer reports"; exit $$(cat pytest.rc)
 
 bench: install
 	$(PY) bench/cpu_ops.py

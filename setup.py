@@ -33,6 +33,16 @@ arch = os.environ.get("FRAMEWORK_ARCH", "native" if platform.machine() in ("x86_
 if arch:
     flags.append(f"-march={arch}")
 
+# FRAMEWORK_SANITIZE=1 (used by `make asan` on a copy of the tree in build/asan/) builds
+# with AddressSanitizer and UndefinedBehaviorSanitizer: -O1 with debug info and frame
+# pointers for readable reports. Python itself is not sanitized, so the run preloads libasan.
+link_flags = ["-lpthread"]
+if os.environ.get("FRAMEWORK_SANITIZE") == "1":
+    san = ["-fsanitize=address,undefined", "-fno-sanitize=vptr"]
+    flags = [f for f in flags if not f.startswith("-O")]
+    flags += ["-O1", "-g", "-fno-omit-frame-pointer"] + san
+    link_flags += san
+
 blas_lib = scipy_openblas32.get_lib_dir()
 ext = Pybind11Extension(
     "framework._C",
@@ -43,7 +53,7 @@ ext = Pybind11Extension(
     libraries=[scipy_openblas32.get_library()],
     runtime_library_dirs=[blas_lib],
     extra_compile_args=flags,
-    extra_link_args=["-lpthread"],
+    extra_link_args=link_flags,
     cxx_std=17,
 )
 

@@ -29,8 +29,19 @@ class Storage:
 def cpu_alloc(nbytes):
     """A 64-byte aligned host buffer of ``nbytes`` bytes (uninitialised). The buffer
     supports the buffer protocol, so NumPy arrays can share it."""
-    buf = _host_alloc(nbytes)
+    try:
+        buf = _host_alloc(nbytes)
+    except MemoryError:
+        raise cpu_oom(nbytes) from None
     return Storage(buf.ptr, nbytes, CPU, buf)
+
+
+def cpu_oom(nbytes):
+    """PyTorch's out-of-memory error of the CPU allocator, as framework.OutOfMemoryError
+    (a RuntimeError, never Python's MemoryError)."""
+    from .cuda.allocator import OutOfMemoryError
+    return OutOfMemoryError(f"DefaultCPUAllocator: can't allocate memory: you tried to "
+                            f"allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)")
 
 
 def cpu_from_array(arr):

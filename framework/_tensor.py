@@ -4,6 +4,7 @@ Ops (``add``, ``sum``, ``view``, ...) are attached as methods by the dispatcher 
 ``ops.yaml``; this file holds what is a property of the tensor object itself.
 """
 import builtins
+import operator
 import warnings
 import weakref
 
@@ -72,13 +73,13 @@ class Tensor:
         """The shape as a ``framework.Size``, or the size of one dim."""
         if dim is None:
             return Size(self._shape)
-        return self._shape[_wrap_dim(dim, len(self._shape), "size")]
+        return self._shape[_wrap_dim(dim, len(self._shape), "size", "dim", 1)]
 
     def stride(self, dim=None):
         """Strides in elements, or the stride of one dim."""
         if dim is None:
             return self._stride
-        return self._stride[_wrap_dim(dim, len(self._shape), "stride")]
+        return self._stride[_wrap_dim(dim, len(self._shape), "stride", "dim", 1)]
 
     def dim(self):
         return len(self._shape)
@@ -313,8 +314,12 @@ class Tensor:
         item = t.dtype.itemsize
         if 0 in t._shape:   # an empty view may have an offset past the end of its buffer
             return np.empty(t._shape, np.float32 if t.dtype is _dtype.bfloat16 else t.dtype.np)
+        # a size-1 dim may carry any stride (unfold with a huge step): NumPy would refuse
+        # one whose bytes overflow, and it never moves along that dim anyway
         arr = np.ndarray(t._shape, dtype=t.dtype.np, buffer=t._storage.buf,
-                         offset=t._offset * item, strides=tuple(s * item for s in t._stride))
+                         offset=t._offset * item,
+                         strides=tuple(s * item if n != 1 else 0
+                                       for n, s in zip(t._shape, t._stride)))
         if t.dtype is _dtype.bfloat16:
             arr = (arr.astype(np.uint32) << 16).view(np.float32)
         return arr
@@ -706,13 +711,16 @@ class Size(tuple):
 
 
 class _UntypedStorage:
-    """What Triton's interpreter needs of ``tensor.untyped_storage()``."""
+    """What Triton's interpreter needs of ``tensor.untyped_storage()``. ``host_alias``: the
+    host view of a simulated cuda storage (``cpu()``), over which the interpreter rebuilds
+    each kernel argument with ``set_``, internal views with negative strides included."""
 
-    __slots__ = ("_strong", "_weak")
+    __slots__ = ("_strong", "_weak", "host_alias")
 
-    def __init__(self, storage):
+    def __init__(self, storage, host_alias=False):
         self._strong = storage
         self._weak = None
+        self.host_alias = host_alias
 
     @property
     def _s(self):
@@ -743,7 +751,7 @@ class _UntypedStorage:
         if s.device.type == "cpu":
             return self
         from . import cuda
-        return _UntypedStorage(cuda._host_alias(s))
+        return _UntypedStorage(cuda._host_alias(s), host_alias=True)
 
     def copy_(self, other):
         if other.data_ptr() != self.data_ptr():
@@ -774,10 +782,31 @@ def _leaf_hooks(t, key):
     return h
 
 
-def _wrap_dim(dim, ndim, op="dim"):
-    """Turns a possibly negative dim into an index in [0, ndim), with PyTorch's IndexError."""
+def _wrap_dim(dim, ndim, op=None, name="dim", pos=None):
+    """Turns a possibly negative dim into an index in [0, ndim), with PyTorch's IndexError.
+    ``dim`` may be an int, a NumPy integer or an integer 0-d tensor; anything else (float,
+    bool, str) is PyTorch's TypeError, naming argument ``name`` at ``pos`` of ``op``."""
+    if dim.__class__ is not int:        # the hot path is a plain int: one check
+        dim = _dim_index(dim, op, name, pos)
     n = ndim if ndim > 0 else 1
     if not -n <= dim < n:
+        if not -2 ** 63 <= dim < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+def _dim_index(dim, op, name="dim", pos=None):
+    """A dim that is not a plain int as a Python int (operator.index), or TypeError."""
+    if not isinstance(dim, (bool, np.bool_)):
+        if isinstance(dim, Tensor):
+            if dim.numel() == 1 and dim.dtype.category == 1:     # an integer dtype
+                return int(dim.item())
+        elif hasattr(type(dim), "__index__"):
+            return operator.index(dim)
+    kind = "Tensor" if isinstance(dim, Tensor) else type(dim).__name__
+    where = f"argument '{name}'" + ("" if pos is None else f" (position {pos})")
+    if op:
+        where = f"{op}(): {where}"
+    raise TypeError(f"{where} must be int, not {kind}")

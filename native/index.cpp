@@ -14,7 +14,7 @@ namespace fw {
 namespace {
 
 // Message styles for out-of-bounds indices, matching the op that PyTorch names.
-enum Style { S_DIM = 0, S_SELF = 1, S_TAKE = 2, S_PREFIX = 3, S_RUNTIME = 4 };
+enum Style { S_DIM = 0, S_SELF = 1, S_TAKE = 2, S_PREFIX = 3, S_RUNTIME = 4, S_DATA = 5 };
 
 [[noreturn]] void bad_index(int style, const std::string& prefix, int64_t v, int64_t dim,
                             int64_t size) {
@@ -27,6 +27,9 @@ enum Style { S_DIM = 0, S_SELF = 1, S_TAKE = 2, S_PREFIX = 3, S_RUNTIME = 4 };
                               " on a tensor of " + std::to_string(size) + " elements.");
     case S_PREFIX: throw std::out_of_range(prefix + dims);
     case S_RUNTIME: fail(dims);
+    case S_DATA:  // PyTorch's CPU index_select along dim 1
+      fail("INDICES element is out of DATA bounds, id=" + std::to_string(v) +
+           " axis_dim=" + std::to_string(size));
     default:
       if (size == 0) throw std::out_of_range("index is out of bounds for dimension with size 0");
       throw std::out_of_range(dims);
@@ -404,9 +407,31 @@ void scatter_r(int reduce, uintptr_t self, const Shape& sself, uintptr_t idx, co
   }
 }
 
+// Raises for the first index value outside [0, size) (in a chunk's order). scatter runs
+// it before writing anything, so that a bad index leaves self untouched.
+template <typename I>
+void check_range(uintptr_t idx, const Shape& si, const Shape& shape, int64_t dim,
+                 int64_t size) {
+  if (numel_of(shape) == 0) return;
+  Nest<1> nest(shape, {&si});
+  const I* i0 = ptr<const I>(idx);
+  const int64_t ii = nest.inner_stride(0);
+  nest.parallel([&](const int64_t* off, int64_t n) {
+    const I* ix = i0 + off[0];
+    for (int64_t k = 0; k < n; k++) {
+      const int64_t v = (int64_t)ix[k * ii];
+      if (v < 0 || v >= size) bad_index(S_RUNTIME, "", v, dim, size);
+    }
+  });
+}
+
 void scatter(int reduce, int dt, int it, uintptr_t self, const Shape& sself, uintptr_t idx,
              const Shape& si, uintptr_t src, const Shape& ssrc, const Shape& shape, int64_t dim,
              int64_t sd, int64_t size) {
+  if (si.size() != shape.size()) fail("internal: scatter rank");
+  if (it == 5) check_range<int64_t>(idx, si, shape, dim, size);
+  else if (it == 4) check_range<int32_t>(idx, si, shape, dim, size);
+  else fail("scatter(): Expected dtype int32/int64 for index");
   FW_DISPATCH_ALL(dt, "scatter", {
     if (it == 5) {
       scatter_r<scalar_t, int64_t>(reduce, self, sself, idx, si, src, ssrc, shape, dim, sd, size);

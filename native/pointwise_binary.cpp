@@ -67,6 +67,16 @@ struct DivFloor {
   }
 };
 
+// a <op> s for a Python scalar s = p0 held in the compute type (float for float16 and
+// bfloat16) instead of rounded to the 16-bit dtype first: PyTorch's opmath rule for mul and
+// the divisions by a scalar. The second operand is not read.
+template <typename Op> struct ScalarRhs {
+  template <typename T> using out_t = typename Op::template out_t<T>;
+  template <typename C> static FW_PW_INLINE C apply(C a, C, const Params& p) {
+    return C(Op::apply(a, C(p.p0), p));
+  }
+};
+
 // Python-style remainder: the result has the sign of the divisor.
 struct Remainder {
   template <typename T> using out_t = T;
@@ -297,6 +307,10 @@ const std::vector<BinaryKernel>& binary_kernels() {
       FW_B("div", Div, M_FLOAT, "div_true_cpu"),
       FW_B("div_trunc", DivTrunc, M_NUM, "div_trunc_cpu"),
       FW_B("div_floor", DivFloor, M_NUM, "div_floor_cpu"),
+      FW_B("mul_scalar", ScalarRhs<Mul>, M_F16, "mul_cpu"),
+      FW_B("div_scalar", ScalarRhs<Div>, M_F16, "div_true_cpu"),
+      FW_B("div_trunc_scalar", ScalarRhs<DivTrunc>, M_F16, "div_trunc_cpu"),
+      FW_B("div_floor_scalar", ScalarRhs<DivFloor>, M_F16, "div_floor_cpu"),
       FW_B("remainder", Remainder, M_NUM, "remainder_cpu"),
       FW_B("fmod", Fmod, M_NUM, "fmod_cpu"),
       FW_B("pow", Pow, M_NUM, "pow"),

@@ -228,13 +228,14 @@ struct NanToNum {
 // ---- clamps and activations ---------------------------------------------------------------
 
 // clamp with scalar bounds: p0 = min, p1 = max, p2 = 1 (min only), 2 (max only), 3 (both).
-// NaN inputs stay NaN (the comparisons are false).
+// NaN inputs stay NaN (the comparisons are false); a NaN bound makes every element NaN,
+// as in PyTorch.
 struct Clamp {
   template <typename T> using out_t = T;
   template <typename C> static FW_PW_INLINE C apply(C x, const Params& p) {
     const int which = int(p.p2);
-    if (which & 1) { const C lo = from_param<C>(p.p0); x = x < lo ? lo : x; }
-    if (which & 2) { const C hi = from_param<C>(p.p1); x = x > hi ? hi : x; }
+    if (which & 1) { const C lo = from_param<C>(p.p0); x = (x < lo || is_nan(lo)) ? lo : x; }
+    if (which & 2) { const C hi = from_param<C>(p.p1); x = (x > hi || is_nan(hi)) ? hi : x; }
     return x;
   }
 };

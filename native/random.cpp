@@ -427,18 +427,15 @@ void multinomial(int pdt, uintptr_t probs, int64_t rows, int64_t cats, int64_t r
   });
   for (int64_t r = 0; r < rows; r++) {
     double total = 0;
-    int64_t nonzero = 0;
     for (int64_t j = 0; j < cats; j++) {
       const double v = p[r * cats + j];
       if (!(v >= 0) || std::isinf(v))
         fail("probability tensor contains either `inf`, `nan` or element < 0");
       total += v;
-      nonzero += v > 0;
     }
+    // without replacement, zero-probability categories come last (PyTorch's CPU kernel
+    // allows drawing them too)
     if (!(total > 0)) fail("invalid multinomial distribution (sum of probabilities <= 0)");
-    if (!replacement && nonzero < n_samples)
-      fail("invalid multinomial distribution (with replacement=False, not enough non-negative "
-           "category to sample)");
   }
   int64_t* o = ptr<int64_t>(out);
   const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, cats));

@@ -158,7 +158,8 @@ void kth_rows(const Operand& src, const Operand& val, const Operand& ind, const 
   for_rows<3>(outer, {&src.outer, &val.outer, &ind.outer}, n, f);
 }
 
-// The most frequent value of each row (the smallest one on ties) and its last index.
+// The most frequent value of each row (the smallest one on ties) and its last index. NaNs are
+// never equal to each other (each counts once), as in PyTorch.
 template <typename T>
 void mode_rows(const Operand& src, const Operand& val, const Operand& ind, const Shape& outer,
                int64_t n) {
@@ -173,7 +174,7 @@ void mode_rows(const Operand& src, const Operand& val, const Operand& ind, const
       int64_t best = 0, best_len = 0;
       for (int64_t i = 0; i < n;) {
         int64_t j = i;
-        while (j + 1 < n && k[j + 1] == k[i]) j++;
+        while (j + 1 < n && k[j + 1] == k[i] && !key_is_nan<T>(k[i])) j++;
         if (j - i + 1 > best_len) { best_len = j - i + 1; best = j; }
         i = j + 1;
       }

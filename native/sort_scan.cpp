@@ -266,7 +266,12 @@ void register_sort_scan(py::module_& m) {
             int64_t lo = 0, hi = nb;
             while (lo < hi) {
               int64_t mid = lo + ((hi - lo) >> 1);
-              C mv = C(sp ? bd[sp[mid * ss] * bs] : bd[mid * bs]);
+              int64_t at = mid;
+              if (sp) {  // the sorter is user data: never read through it unchecked
+                at = sp[mid * ss];
+                if (at < 0 || at >= nb) fail("torch.searchsorted(): sorter index out of range");
+              }
+              C mv = C(bd[at * bs]);
               bool go_right = right ? !(mv > val) : !(mv >= val);
               if (go_right) lo = mid + 1; else hi = mid;
             }

@@ -1,5 +1,6 @@
 """Advanced indexing (getitem / setitem / index_put_) against PyTorch as the oracle over
 many index patterns (hypothesis), plus the error paths and edge cases of the index ops."""
+import functools
 import re
 import warnings
 
@@ -330,78 +331,79 @@ def _raises(exc, msg, fn):
 
 
 def test_index_op_errors(device):
+    T = functools.partial(fw.tensor, device=device)   # index tensors on x's device
     x = fw.zeros(3, device=device)
     m = fw.zeros(3, 3, device=device)
-    i5 = fw.tensor([5], device=device)
+    i5 = T([5], device=device)
     _raises(IndexError, "index out of range in self", lambda: fw.index_select(x, 0, i5))
     _raises(IndexError, "index out of range in self",
-            lambda: fw.index_select(x, 0, fw.tensor([-1])))
+            lambda: fw.index_select(x, 0, T([-1])))
     _raises(RuntimeError, "index_select\\(\\): Expected dtype int32 or int64 for index",
-            lambda: fw.index_select(x, 0, fw.tensor([1.0])))
+            lambda: fw.index_select(x, 0, T([1.0])))
     _raises(IndexError, "Index is supposed to be a vector",
-            lambda: fw.index_select(x, 0, fw.tensor([[1]])))
+            lambda: fw.index_select(x, 0, T([[1]])))
     _raises(RuntimeError, "index 5 is out of bounds for dimension 0 with size 3",
             lambda: fw.gather(x, 0, i5))
     _raises(RuntimeError, "index -1 is out of bounds for dimension 0 with size 3",
-            lambda: fw.gather(x, 0, fw.tensor([-1])))
+            lambda: fw.gather(x, 0, T([-1])))
     _raises(RuntimeError, "Index tensor must have the same number of dimensions as input tensor",
-            lambda: fw.gather(m, 0, fw.tensor([1])))
+            lambda: fw.gather(m, 0, T([1])))
     _raises(RuntimeError, "gather\\(\\): Expected dtype int32/int64 for index",
-            lambda: fw.gather(m, 0, fw.tensor([[1.0]])))
+            lambda: fw.gather(m, 0, T([[1.0]])))
     _raises(RuntimeError, "Size does not match at dimension 0 expected index \\[4, 1\\] to be "
             "no larger than self \\[3, 3\\] apart from dimension 1",
-            lambda: fw.gather(m, 1, fw.tensor([[1]] * 4)))
+            lambda: fw.gather(m, 1, T([[1]] * 4)))
     _raises(RuntimeError, "index 5 is out of bounds for dimension 0 with size 3",
             lambda: x.scatter_(0, i5, 1.0))
     _raises(RuntimeError, "scatter\\(\\): Expected self.dtype to be equal to src.dtype",
-            lambda: x.scatter(0, fw.tensor([0]), fw.ones(1, dtype=fw.float64)))
+            lambda: x.scatter(0, T([0]), fw.ones(1, dtype=fw.float64, device=device)))
     _raises(RuntimeError, "reduce argument must be either add or multiply.",
-            lambda: x.scatter(0, fw.tensor([0]), 1.0, reduce="max"))
+            lambda: x.scatter(0, T([0]), 1.0, reduce="max"))
     _raises(RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got foo",
-            lambda: x.scatter_reduce(0, fw.tensor([0]), fw.ones(1), "foo"))
+            lambda: x.scatter_reduce(0, T([0]), fw.ones(1, device=device), "foo"))
     _raises(RuntimeError, "Expected index \\[2, 2\\] to be no larger than self \\[3, 3\\] apart "
             "from dimension 0 and to be no larger size than src \\[1, 1\\]",
-            lambda: m.scatter(0, fw.tensor([[1, 1], [1, 1]]), fw.ones(1, 1)))
+            lambda: m.scatter(0, T([[1, 1], [1, 1]]), fw.ones(1, 1, device=device)))
     _raises(IndexError, "index out of range in self",
-            lambda: x.index_add_(0, i5, fw.ones(1)))
+            lambda: x.index_add_(0, i5, fw.ones(1, device=device)))
     _raises(RuntimeError, "index_add_\\(\\): self \\(Float\\) and source \\(Double\\) must have "
             "the same scalar type",
-            lambda: x.index_add(0, fw.tensor([1]), fw.ones(1, dtype=fw.float64)))
+            lambda: x.index_add(0, T([1]), fw.ones(1, dtype=fw.float64, device=device)))
     _raises(RuntimeError, "source tensor shape must match self tensor shape",
-            lambda: fw.zeros(3, 4).index_add(0, fw.tensor([1]), fw.ones(1, 3)))
+            lambda: fw.zeros(3, 4, device=device).index_add(0, T([1]), fw.ones(1, 3, device=device)))
     _raises(IndexError, "index_copy_\\(\\): index 5 is out of bounds for dimension 0 with size 3",
-            lambda: x.index_copy_(0, i5, fw.ones(1)))
+            lambda: x.index_copy_(0, i5, fw.ones(1, device=device)))
     _raises(IndexError, "index_copy_\\(\\): Number of indices \\(1\\) should be equal to "
-            "source.size\\(dim\\) \\(2\\)", lambda: m.index_copy(0, fw.tensor([1]), fw.ones(2, 3)))
+            "source.size\\(dim\\) \\(2\\)", lambda: m.index_copy(0, T([1]), fw.ones(2, 3, device=device)))
     _raises(IndexError, "index 5 is out of bounds for dimension 0 with size 3",
             lambda: x.index_fill_(0, i5, 1))
     _raises(IndexError, "index_fill_\\(\\): Expected dtype int64 for index.",
-            lambda: x.index_fill_(0, fw.tensor([0], dtype=fw.int32), 1))
+            lambda: x.index_fill_(0, T([0], dtype=fw.int32), 1))
     _raises(IndexError, "out of range: tried to access index 5 on a tensor of 3 elements.",
             lambda: x.take(i5))
     _raises(IndexError, "out of range: tried to access index -4 on a tensor of 3 elements.",
-            lambda: x.put_(fw.tensor([-4]), fw.ones(1)))
+            lambda: x.put_(T([-4]), fw.ones(1, device=device)))
     _raises(RuntimeError, "take\\(\\): Expected a long tensor for index, but got Int",
-            lambda: x.take(fw.tensor([1], dtype=fw.int32)))
+            lambda: x.take(T([1], dtype=fw.int32)))
     _raises(IndexError, "put_\\(\\): Expected source and index to have the same number of "
-            "elements", lambda: x.put_(fw.tensor([0]), fw.ones(2)))
+            "elements", lambda: x.put_(T([0]), fw.ones(2, device=device)))
     _raises(RuntimeError, "masked_fill_ only supports boolean masks, but got mask with dtype "
-            "long int", lambda: x.masked_fill(fw.tensor([1, 0, 1]), 1.0))
+            "long int", lambda: x.masked_fill(T([1, 0, 1]), 1.0))
     _raises(RuntimeError, "masked_fill_ only supports a 0-dimensional value tensor, but got "
             "tensor with 1 dimension\\(s\\).",
-            lambda: x.masked_fill(fw.tensor([True, False, True]), fw.ones(3)))
+            lambda: x.masked_fill(T([True, False, True]), fw.ones(3, device=device)))
     _raises(RuntimeError, "doesn't match the broadcast shape \\[1, 3\\]",
-            lambda: x.masked_fill_(fw.tensor([[True, False, True]]), 1.0))
+            lambda: x.masked_fill_(T([[True, False, True]]), 1.0))
     _raises(RuntimeError, "masked_select: expected BoolTensor for mask",
-            lambda: x.masked_select(fw.tensor([1, 0, 1])))
+            lambda: x.masked_select(T([1, 0, 1])))
     _raises(RuntimeError, "Number of elements of source < number of ones in mask",
-            lambda: x.masked_scatter_(fw.tensor([True, False, True]), fw.ones(1)))
+            lambda: x.masked_scatter_(T([True, False, True]), fw.ones(1, device=device)))
     _raises(RuntimeError, "masked_scatter_ only supports boolean masks, but got mask with dtype "
-            "Long", lambda: x.masked_scatter(fw.tensor([1, 0, 1]), fw.ones(3)))
+            "Long", lambda: x.masked_scatter(T([1, 0, 1]), fw.ones(3, device=device)))
     _raises(RuntimeError, "torch.take_along_dim\\(\\): input and indices should have the same "
-            "number of dimensions", lambda: fw.take_along_dim(m, fw.tensor([1]), 0))
+            "number of dimensions", lambda: fw.take_along_dim(m, T([1]), 0))
     _raises(RuntimeError, "torch.take_along_dim\\(\\): dtype of indices should be Long but got "
-            "Int", lambda: fw.take_along_dim(m, fw.tensor([[1]], dtype=fw.int32), 0))
+            "Int", lambda: fw.take_along_dim(m, T([[1]], dtype=fw.int32), 0))
     _raises(RuntimeError, "tril: input tensor must have at least 2 dimensions", lambda: x.tril())
     _raises(RuntimeError, "row must be non-negative", lambda: fw.tril_indices(-1, 3))
     assert to_np(x).tolist() == [0, 0, 0]
@@ -431,21 +433,23 @@ def test_scatter_ops_match_torch_random(device):
 
 
 def test_scatter_reduce_int_mean_floors_and_nan_max(device):
-    x = fw.tensor([-1, 3], device=device)
-    got = x.scatter_reduce(0, fw.tensor([0, 0]), fw.tensor([-2, -6]), "mean")
+    T = functools.partial(fw.tensor, device=device)   # index tensors on x's device
+    x = T([-1, 3], device=device)
+    got = x.scatter_reduce(0, T([0, 0]), T([-2, -6]), "mean")
     assert got.tolist() == [-3, 3]
-    f = fw.tensor([1.0, 2.0], device=device)
-    got = f.scatter_reduce(0, fw.tensor([0, 0]), fw.tensor([float("nan"), 5.0]), "amax")
+    f = T([1.0, 2.0], device=device)
+    got = f.scatter_reduce(0, T([0, 0]), T([float("nan"), 5.0]), "amax")
     assert np.isnan(got.tolist()[0]) and got.tolist()[1] == 2.0
 
 
 def test_out_and_inplace_variants(device):
+    T = functools.partial(fw.tensor, device=device)   # index tensors on x's device
     x = fw.arange(12.0, device=device).reshape(3, 4)
     out = fw.zeros(2, 4, device=device)
-    r = fw.index_select(x, 0, fw.tensor([2, 0]), out=out)
+    r = fw.index_select(x, 0, T([2, 0]), out=out)
     assert r is out and out.tolist() == x[[2, 0]].tolist()
     out = fw.empty(0, device=device)
-    fw.gather(x, 1, fw.tensor([[0], [1], [3]]), out=out)
+    fw.gather(x, 1, T([[0], [1], [3]]), out=out)
     assert out.tolist() == [[0.0], [5.0], [11.0]]
     out = fw.empty(0, dtype=fw.int64, device=device)
     fw.nonzero(x, out=out)
@@ -459,7 +463,7 @@ def test_out_and_inplace_variants(device):
     t.tril_()
     np.testing.assert_array_equal(to_np(t), np.tril(np.arange(12.0).reshape(3, 4).T))
     p = x.clone().t()
-    p.put_(fw.tensor([0, 5]), fw.tensor([-1.0, -2.0]))
+    p.put_(T([0, 5]), T([-1.0, -2.0]))
     ref = np.arange(12.0).reshape(3, 4).T.copy()
     ref.reshape(-1)[[0, 5]] = [-1, -2]
     np.testing.assert_array_equal(to_np(p), ref)
@@ -478,17 +482,18 @@ def test_where_condition_and_argwhere(device):
 
 
 def test_take_put_any_layout(device):
+    T = functools.partial(fw.tensor, device=device)   # index tensors on x's device
     a = np.arange(12.0).reshape(3, 4)
-    x = fw.tensor(a, device=device).t()
+    x = T(a, device=device).t()
     idx = [0, 1, -1, 5]
-    assert x.take(fw.tensor(idx)).tolist() == a.T.ravel()[idx].tolist()
-    x.put_(fw.tensor([0, 1]), fw.tensor([-1.0, -2.0], dtype=fw.float64))
+    assert x.take(T(idx)).tolist() == a.T.ravel()[idx].tolist()
+    x.put_(T([0, 1]), T([-1.0, -2.0], dtype=fw.float64))
     ref = a.T.copy()
     ref.reshape(-1)[[0, 1]] = [-1, -2]
     np.testing.assert_array_equal(to_np(x), ref)
     _raises(IndexError, "take\\(\\): tried to take from an empty tensor",
-            lambda: fw.zeros(0).take(fw.tensor([0])))
-    assert fw.zeros(0).take(fw.tensor([], dtype=fw.int64)).shape == (0,)
+            lambda: fw.zeros(0, device=device).take(T([0])))
+    assert fw.zeros(0, device=device).take(T([], dtype=fw.int64)).shape == (0,)
 
 
 def test_uint8_mask_is_deprecated_but_works(device):
@@ -519,21 +524,22 @@ def test_setitem_rejects_non_numbers(device):
 
 
 def test_index_select_out_variants(device):
+    T = functools.partial(fw.tensor, device=device)   # index tensors on x's device
     a = np.arange(12.0).reshape(3, 4)
-    x = fw.tensor(a, dtype=fw.float32, device=device)
+    x = T(a, dtype=fw.float32, device=device)
     big = fw.zeros(3, 8, device=device)
     out = big[:, ::2]                       # non-contiguous out
-    fw.index_select(x, 0, fw.tensor([2, 0, 1]), out=out)
+    fw.index_select(x, 0, T([2, 0, 1]), out=out)
     np.testing.assert_array_equal(to_np(out), a[[2, 0, 1]])
     y = x.clone()
     with pytest.raises(RuntimeError, match="refer to a single memory location"):
-        fw.index_select(y, 0, fw.tensor([2, 2, 0]), out=y)
-    s = fw.tensor(7.0, device=device)
+        fw.index_select(y, 0, T([2, 2, 0]), out=y)
+    s = T(7.0, device=device)
     o = fw.zeros((), device=device)
-    fw.index_select(s, 0, fw.tensor([0]), out=o)
-    assert o.item() == 7.0 and fw.index_select(s, 0, fw.tensor(0)).shape == ()
+    fw.index_select(s, 0, T([0]), out=o)
+    assert o.item() == 7.0 and fw.index_select(s, 0, T(0)).shape == ()
     with pytest.raises(RuntimeError, match="same scalar type"):
-        fw.index_select(x, 0, fw.tensor([0]), out=fw.zeros(1, 4, dtype=fw.float64))
+        fw.index_select(x, 0, T([0]), out=fw.zeros(1, 4, dtype=fw.float64, device=device))
 
 
 def _pair(arr, transposed):
@@ -608,22 +614,23 @@ def test_numpy_array_indices(device):
 
 def test_accumulate_with_duplicates_on_threads(device):
     # large problems take the threaded paths; duplicates must never lose an update
+    T = functools.partial(fw.tensor, device=device)   # index tensors on x's device
     rng = np.random.default_rng(5)
     rows = rng.integers(0, 50, 20000)
     vals = rng.integers(-3, 4, (20000, 130)).astype(np.float64)
     ref = np.zeros((50, 130))
     np.add.at(ref, rows, vals)
     x = fw.zeros(50, 130, dtype=fw.float64, device=device)
-    x.index_put_((fw.tensor(rows),), fw.tensor(vals), accumulate=True)
+    x.index_put_((T(rows),), T(vals), accumulate=True)
     np.testing.assert_array_equal(to_np(x), ref)
     y = fw.zeros(50, 130, dtype=fw.float64, device=device)
-    y.index_add_(0, fw.tensor(rows), fw.tensor(vals))
+    y.index_add_(0, T(rows), T(vals))
     np.testing.assert_array_equal(to_np(y), ref)
     z = fw.zeros(50, 130, dtype=fw.float64, device=device)
-    z.scatter_add_(0, fw.tensor(np.repeat(rows[:, None], 130, 1)), fw.tensor(vals))
+    z.scatter_add_(0, T(np.repeat(rows[:, None], 130, 1)), T(vals))
     np.testing.assert_array_equal(to_np(z), ref)
     zt = fw.zeros(130, 50, dtype=fw.float64, device=device)
-    zt.scatter_add_(1, fw.tensor(np.repeat(rows[None, :], 130, 0)), fw.tensor(vals.T.copy()))
+    zt.scatter_add_(1, T(np.repeat(rows[None, :], 130, 0)), T(vals.T.copy()))
     np.testing.assert_array_equal(to_np(zt), ref.T)
 
 
@@ -633,3 +640,252 @@ def test_tri_indices_dtypes(device):
         fw.tril_indices(3, 3, dtype=fw.float32)
     with pytest.raises(RuntimeError, match="col must be non-negative"):
         fw.triu_indices(3, -1)
+
+
+# ---- bad indices and devices (issue 9): PyTorch's error, and nothing written -----------------
+
+def _x(lib, device="cpu"):
+    return lib.arange(12.0, device=device).reshape(3, 4)
+
+
+# (call(lib, x, device) that writes into x, exception, message fragment). PyTorch may have
+# written part of x when it raises; the framework checks every index first.
+_BAD_WRITES = {
+    "scatter_": (lambda L, x, d: x.scatter_(1, L.tensor([[0, 1], [2, 4]], device=d),
+                                            L.ones(2, 2, device=d)),
+                 RuntimeError, "index 4 is out of bounds for dimension 1 with size 4"),
+    "scatter_value": (lambda L, x, d: x.scatter_(0, L.tensor([[0, -1]], device=d), 5.0),
+                      RuntimeError, "index -1 is out of bounds for dimension 0 with size 3"),
+    "scatter_add_": (lambda L, x, d: x.scatter_add_(0, L.tensor([[1], [3]], device=d),
+                                                    L.ones(2, 1, device=d)),
+                     RuntimeError, "index 3 is out of bounds for dimension 0 with size 3"),
+    "scatter_reduce_": (lambda L, x, d: x.scatter_reduce_(
+        1, L.tensor([[0, 9]], device=d), L.ones(1, 2, device=d), "mean", include_self=False),
+        RuntimeError, "index 9 is out of bounds for dimension 1 with size 4"),
+    "scatter_int32": (lambda L, x, d: x.scatter_(1, L.tensor([[3, 2, -5]], dtype=L.int32,
+                                                             device=d), -1.0),
+                      RuntimeError, "index -5 is out of bounds for dimension 1 with size 4"),
+    "index_add_": (lambda L, x, d: x.index_add_(0, L.tensor([0, 3], device=d),
+                                                L.ones(2, 4, device=d)),
+                   RuntimeError, "index 3 is out of bounds for dimension 0 with size 3"),
+    "index_add_alpha": (lambda L, x, d: x.index_add_(1, L.tensor([-1], device=d),
+                                                     L.ones(3, 1, device=d), alpha=2),
+                        IndexError, "index out of range in self"),
+    "index_add_3d": (lambda L, x, d: x.view(3, 2, 2).index_add_(1, L.tensor([2], device=d),
+                                                                L.ones(3, 1, 2, device=d)),
+                     IndexError, "index out of range in self"),
+    "index_copy_": (lambda L, x, d: x.index_copy_(1, L.tensor([1, -5], device=d),
+                                                  L.ones(3, 2, device=d)),
+                    IndexError, "index_copy_\\(\\): index -5 is out of bounds for dimension 1"),
+    "index_fill_": (lambda L, x, d: x.index_fill_(0, L.tensor([1, 3], device=d), -1.0),
+                    IndexError, "index 3 is out of bounds for dimension 0 with size 3"),
+    "index_put_": (lambda L, x, d: x.index_put_((L.tensor([0, 2], device=d),
+                                                 L.tensor([1, 4], device=d)), L.tensor(-1.0)),
+                   IndexError, "index 4 is out of bounds for dimension 1 with size 4"),
+    "index_put_accumulate": (lambda L, x, d: x.index_put_(
+        (L.tensor([0, 2], device=d), L.tensor([1, 4], device=d)), L.ones(2, device=d),
+        accumulate=True), IndexError, "index 4 is out of bounds for dimension 1 with size 4"),
+    "setitem": (lambda L, x, d: x.__setitem__((L.tensor([1, -4], device=d), slice(None)), 7.0),
+                IndexError, "index -4 is out of bounds for dimension 0 with size 3"),
+    "put_": (lambda L, x, d: x.put_(L.tensor([0, 12], device=d), L.ones(2, device=d)),
+             IndexError, "out of range: tried to access index 12 on a tensor of 12 elements"),
+    "put_accumulate": (lambda L, x, d: x.put_(L.tensor([0, -13], device=d),
+                                              L.ones(2, device=d), accumulate=True),
+                       IndexError, "tried to access index -13 on a tensor of 12 elements"),
+    "masked_scatter_": (lambda L, x, d: x.masked_scatter_(x > 2, L.ones(5, device=d)),
+                        RuntimeError, "Number of elements of source < number of ones in mask"),
+}
+
+
+@pytest.mark.parametrize("name", list(_BAD_WRITES))
+def test_bad_index_raises_before_writing(name, device):
+    call, exc, msg = _BAD_WRITES[name]
+    with pytest.raises(exc, match=msg):
+        call(torch, _x(torch), "cpu")
+    x = _x(fw, device)
+    with pytest.raises(exc, match=msg):
+        call(fw, x, device)
+    assert x.tolist() == _x(torch).tolist()
+
+
+def test_scatter_bad_index_after_many_good_ones_writes_nothing(device):
+    # the bad index comes last, in another program block than the good ones
+    x = fw.zeros(5000, device=device)
+    idx = fw.arange(5000, device=device)
+    idx[-1] = 5000
+    with pytest.raises(RuntimeError, match="index 5000 is out of bounds"):
+        x.scatter_(0, idx, 1.0)
+    assert x.sum().item() == 0
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.histc(_x(L), bins=2.5),
+    lambda L: _x(L).index_select(0.0, L.tensor([0])),
+    lambda L: _x(L).gather(1.5, L.tensor([[0]])),
+])
+def test_float_dim_or_bins_is_a_type_error(call):
+    with pytest.raises(TypeError, match="must be int, not float"):
+        call(torch)
+    with pytest.raises(TypeError, match="must be int, not float"):
+        call(fw)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x, d: x.index_select(L.tensor(1), L.tensor([0, 3], device=d)),
+    lambda L, x, d: x.index_fill_(L.tensor(1), L.tensor([0], device=d), -1.0),
+    lambda L, x, d: x.index_add(L.tensor(1), L.tensor([2], device=d), L.ones(3, 1, device=d)),
+    lambda L, x, d: x.index_copy(L.tensor(-1), L.tensor([2], device=d), L.ones(3, 1, device=d)),
+    lambda L, x, d: x.gather(L.tensor(1), L.tensor([[0], [3], [1]], device=d)),
+    lambda L, x, d: x.scatter(L.tensor(1), L.tensor([[0], [3], [1]], device=d), -1.0),
+    lambda L, x, d: L.take_along_dim(x, L.tensor([[0], [3], [1]], device=d), L.tensor(1)),
+])
+def test_zero_dim_tensor_as_dim(call, device):
+    assert call(fw, _x(fw, device), device).tolist() == call(torch, _x(torch), "cpu").tolist()
+
+
+def test_searchsorted_sorter_out_of_range_in_subprocess():
+    # once a segfault: run where a crash fails the test instead of ending the run
+    import subprocess
+    import sys
+    code = (
+        "import framework as fw\n"
+        "from framework import _cpu\n"
+        "devs = ['cpu'] + (['cuda'] if fw.cuda.is_available() else [])\n"
+        "for d in devs:\n"
+        "    for s in ([2**40, 0], [-1, 0], [0, 2]):\n"
+        "        try:\n"
+        "            fw.searchsorted(fw.tensor([1.0, 2.0], device=d), fw.tensor([1.5, 0.5],"
+        " device=d), sorter=fw.tensor(s, device=d))\n"
+        "        except RuntimeError as e:\n"
+        "            assert 'torch.searchsorted(): sorter index out of range' in str(e), e\n"
+        "        else:\n"
+        "            raise AssertionError(s)\n"
+        "# the native kernel checks the sorter itself too\n"
+        "b, v = fw.tensor([1.0, 2.0]), fw.tensor([1.5])\n"
+        "out, srt = fw.empty(1, dtype=fw.int64), fw.tensor([0, 2**40])\n"
+        "try:\n"
+        "    _cpu.sort.searchsorted((), 2, 1, False, b, ((), 1), srt, ((), 1), v, ((), 1),"
+        " out, ((), 1))\n"
+        "except RuntimeError as e:\n"
+        "    assert 'sorter index out of range' in str(e)\n"
+        "else:\n"
+        "    raise AssertionError('native searchsorted took a bad sorter')\n"
+        "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+    with pytest.raises(RuntimeError, match="sorter index out of range"):
+        torch.searchsorted(torch.tensor([1.0, 2.0]), torch.tensor([1.5]),
+                           sorter=torch.tensor([2, 0]))
+
+
+@pytest.mark.parametrize("call,exc,msg", [
+    (lambda L: L.bincount(L.tensor([0, -2]), L.ones(2)), RuntimeError,
+     "bincount only supports 1-d non-negative integral inputs"),
+    (lambda L: L.histc(L.zeros(3), bins=0), RuntimeError, "bins must be > 0"),
+    (lambda L: L.histc(L.zeros(3), bins=-1), RuntimeError, "bins must be > 0"),
+    (lambda L: L.histc(L.zeros(3), bins=3, min=2, max=1), RuntimeError,
+     "max must be larger than min"),
+    (lambda L: L.take_along_dim(L.zeros(3), L.tensor([3])), RuntimeError,
+     "index 3 is out of bounds for dimension 0 with size 3"),
+    (lambda L: L.zeros(3).scatter_(0, L.tensor([0], dtype=L.int16), 1.0), RuntimeError,
+     "scatter\\(\\): Expected dtype int32/int64 for index"),
+    (lambda L: L.zeros(3).index_put_((L.tensor([0.0]),), L.ones(1)), IndexError,
+     "tensors used as indices must be long, int, byte or bool tensors"),
+])
+def test_counting_and_dtype_errors(call, exc, msg):
+    with pytest.raises(exc, match=msg):
+        call(torch)
+    with pytest.raises(exc, match=msg):
+        call(fw)
+
+
+@pytest.mark.parametrize("call,raises", [
+    (lambda L, e: e.put_(L.tensor([0]), L.ones(1)), True),
+    (lambda L, e: e.masked_scatter_(L.ones(3, 4, dtype=L.bool), L.ones(12)), True),
+    (lambda L, e: e.scatter_add_(1, L.tensor([[0], [1], [2]]), L.ones(3, 1)), True),
+    (lambda L, e: e.index_copy_(1, L.tensor([0]), L.ones(3, 1)), True),
+    (lambda L, e: e.masked_fill_(L.ones(3, 4, dtype=L.bool), 1.0), False),
+    (lambda L, e: e.index_fill_(1, L.tensor([0]), 1.0), False),
+    (lambda L, e: e.index_put_((L.tensor([0]),), L.tensor(1.0)), False),
+])
+def test_in_place_index_ops_on_expanded_tensors(call, raises):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # PyTorch warns where it lets these through
+        for L in (torch, fw):
+            e = L.zeros(4)[None].expand(3, 4)
+            if raises:
+                with pytest.raises(RuntimeError, match="more than one element of the "
+                                                       "written-to tensor refers to a single"):
+                    call(L, e)
+                assert e.tolist() == [[0.0] * 4] * 3
+            else:
+                call(L, e)
+
+
+_SAME = "Expected all tensors to be on the same device, but found at least two devices"
+# (call(self's device, the other device), exception, fragment): one tensor on the other device
+_BAD_DEVICES = [
+    (lambda a, b: fw.zeros(3, device=a).index_select(0, fw.tensor([0], device=b)), _SAME),
+    (lambda a, b: fw.zeros(3, device=a).gather(0, fw.tensor([0], device=b)), _SAME),
+    (lambda a, b: fw.zeros(3, device=a).scatter_(0, fw.tensor([0], device=b), 1.0), _SAME),
+    (lambda a, b: fw.zeros(3, device=a).scatter_add_(0, fw.tensor([0], device=a),
+                                                     fw.ones(1, device=b)), _SAME),
+    (lambda a, b: fw.zeros(3, device=a).index_add_(0, fw.tensor([0], device=b),
+                                                   fw.ones(1, device=a)), _SAME),
+    (lambda a, b: fw.zeros(3, device=a).index_copy_(0, fw.tensor([0], device=a),
+                                                    fw.ones(1, device=b)), _SAME),
+    (lambda a, b: fw.zeros(3, device=a).index_fill_(0, fw.tensor([0], device=b), 1.0),
+     "index_fill_\\(\\): self and index value tensors should have same device type"),
+    (lambda a, b: fw.zeros(3, device=a).take(fw.tensor([0], device=b)), _SAME),
+    (lambda a, b: fw.zeros(3, device=a).put_(fw.tensor([0], device=b), fw.ones(1, device=a)),
+     _SAME),
+    (lambda a, b: fw.take_along_dim(fw.zeros(3, device=a), fw.tensor([0], device=b)), _SAME),
+    (lambda a, b: fw.zeros(3, device=a).masked_fill_(fw.ones(3, dtype=fw.bool, device=b), 1.0),
+     "expected self and mask to be on the same device, but got mask on"),
+    (lambda a, b: fw.zeros(3, device=a).masked_select(fw.ones(3, dtype=fw.bool, device=b)),
+     _SAME),
+    (lambda a, b: fw.zeros(3, device=a).masked_scatter_(fw.ones(3, dtype=fw.bool, device=a),
+                                                        fw.ones(3, device=b)), _SAME),
+    (lambda a, b: fw.zeros(3, device=a).index_put_((fw.tensor([0], device=a),),
+                                                   fw.ones(1, device=b)), _SAME),
+    (lambda a, b: fw.searchsorted(fw.zeros(3, device=a), fw.zeros(2, device=b)),
+     "boundaries and input value tensors should have same device type"),
+    (lambda a, b: fw.searchsorted(fw.zeros(3, device=a), fw.zeros(2, device=a),
+                                  sorter=fw.tensor([0, 1, 2], device=b)),
+     "sorter and boundary tensors should have same device type"),
+    (lambda a, b: fw.bincount(fw.tensor([0, 1], device=a), fw.ones(2, device=b)), _SAME),
+]
+
+
+@pytest.mark.skipif(not fw.cuda.is_available(), reason="needs cuda")
+@pytest.mark.parametrize("case", range(len(_BAD_DEVICES)))
+@pytest.mark.parametrize("devices", [("cuda", "cpu"), ("cpu", "cuda")])
+def test_tensors_on_two_devices(case, devices):
+    call, msg = _BAD_DEVICES[case]
+    with pytest.raises(RuntimeError, match=msg):
+        call(*devices)
+
+
+@pytest.mark.skipif(not fw.cuda.is_available(), reason="needs cuda")
+def test_device_forms_pytorch_accepts():
+    x = fw.arange(6.0, device="cuda").reshape(2, 3)
+    # indices on the cpu index a cuda tensor; cpu 0-d values fill one
+    assert x[fw.tensor([1, 0])].tolist() == [[3, 4, 5], [0, 1, 2]]
+    assert x[fw.tensor([True, False]), 1:].tolist() == [[1, 2]]
+    assert x[:, fw.tensor([[2]])].tolist() == [[[2]], [[5]]]
+    y = x.clone()
+    y[fw.tensor([0]), fw.tensor([2])] = fw.tensor(-1.0)
+    y.masked_fill_(y > 4, fw.tensor(-2.0))
+    y.index_fill_(1, fw.tensor([0], device="cuda"), fw.tensor(-3.0))
+    y.index_put_((fw.tensor([1]),), fw.tensor(9.0), accumulate=True)
+    assert y.tolist() == [[-3, 1, -1], [6, 13, 7]]
+    # index_put_ moves indices from any device; reading a cpu tensor through cuda ones fails
+    z = fw.zeros(3)
+    z[fw.tensor([2], device="cuda")] = 1.0
+    assert z.tolist() == [0, 0, 1]
+    with pytest.raises(RuntimeError, match="indices should be either on cpu or on the same "
+                                           "device as the indexed tensor \\(cpu\\)"):
+        z[fw.tensor([2], device="cuda")]
+    with pytest.raises(RuntimeError, match="masked_fill_: Expected inputs to be on same device"):
+        z.masked_fill_(z > 0, fw.tensor(1.0, device="cuda"))
+    assert z.tolist() == [0, 0, 1]

@@ -262,7 +262,8 @@ def test_decompositions(device, dtype):
     np.testing.assert_allclose(to_np((u * s.unsqueeze(1)) @ vh), b, rtol=tol, atol=tol)
     u, s, v = fw.svd(tb[0])
     np.testing.assert_allclose(to_np((u * s) @ v.mT), b[0], rtol=tol, atol=tol)
-    sol = fw.linalg.lstsq(tb, ta[:, :, :2])
+    # the default driver (gelsy) returns no residuals, as PyTorch's
+    sol = fw.linalg.lstsq(tb, ta[:, :, :2], driver="gelsd")
     ref = np.linalg.lstsq(b[0], a[0, :, :2], rcond=None)
     np.testing.assert_allclose(to_np(sol.solution[0]), ref[0], rtol=tol * 10, atol=tol * 10)
     np.testing.assert_allclose(to_np(sol.residuals[0]), ref[1], rtol=tol * 10, atol=tol * 10)
@@ -551,3 +552,181 @@ def test_matmul_random_against_torch(seed):
         else:
             assert got.shape == tuple(ref.shape), (sa, sb)
             np.testing.assert_array_equal(got.numpy(), ref.numpy())
+
+
+# ---- bad inputs, judged against PyTorch --------------------------------------------------
+
+nan, inf = math.nan, math.inf
+NOT_PD = "The factorization could not be completed because the input is not positive-definite"
+
+
+def _with(m, d, i, j, v, base=((4., 1., 0.), (1., 4., 1.), (0., 1., 4.))):
+    """A 3x3 symmetric positive-definite matrix with entry (i, j) replaced by v."""
+    rows = [list(r) for r in base]
+    rows[i][j] = v
+    return m.tensor(rows, device=d)
+
+
+def _sq(m, d, rows):
+    return m.tensor(rows, device=d)
+
+
+LINALG_CASES = [
+    ("cholesky_nan", lambda m, d: m.linalg.cholesky(_with(m, d, 0, 0, nan)),
+     "(the leading minor of order 1 is not positive-definite)"),
+    ("cholesky_inf", lambda m, d: m.linalg.cholesky(_with(m, d, 0, 0, inf)),
+     "leading minor of order 2"),
+    ("cholesky_neg_inf", lambda m, d: m.linalg.cholesky(_with(m, d, 0, 0, -inf)),
+     "leading minor of order 1"),
+    ("cholesky_mid_nan", lambda m, d: m.linalg.cholesky(_with(m, d, 1, 1, nan)),
+     "leading minor of order 2"),
+    ("cholesky_mid_inf", lambda m, d: m.linalg.cholesky(_with(m, d, 1, 1, inf)),
+     "leading minor of order 3"),
+    ("cholesky_last_nan", lambda m, d: m.linalg.cholesky(_with(m, d, 2, 2, nan)),
+     "leading minor of order 3"),
+    ("cholesky_offdiag_nan", lambda m, d: m.linalg.cholesky(_with(m, d, 2, 0, nan)),
+     "leading minor of order 3"),
+    ("cholesky_offdiag_inf", lambda m, d: m.linalg.cholesky(_with(m, d, 1, 0, inf)),
+     "leading minor of order 2"),
+    ("cholesky_upper_nan_ignored", lambda m, d: m.linalg.cholesky(
+        _sq(m, d, [[1.0, nan], [0.0, 1.0]])), None),
+    ("cholesky_not_pd", lambda m, d: m.linalg.cholesky(_sq(m, d, [[1.0, 2.0], [2.0, 1.0]])),
+     NOT_PD + " (the leading minor of order 2"),
+    ("cholesky_batch", lambda m, d: m.linalg.cholesky(
+        _sq(m, d, [[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]])), "(Batch element 1)"),
+    ("cholesky_zero", lambda m, d: m.linalg.cholesky(m.zeros(2, 2, device=d)),
+     "leading minor of order 1"),
+    ("cholesky_int", lambda m, d: m.linalg.cholesky(_sq(m, d, [[1, 0], [0, 1]])),
+     "Expected a floating point or complex tensor as input. Got Long"),
+    ("cholesky_not_square", lambda m, d: m.linalg.cholesky(m.ones(2, 3, device=d)),
+     "A must be batches of square matrices, but they are 2 by 3 matrices"),
+    ("cholesky_1d", lambda m, d: m.linalg.cholesky(m.ones(3, device=d)),
+     "The input tensor A must have at least 2 dimensions."),
+    ("cholesky_empty", lambda m, d: m.linalg.cholesky(m.zeros(2, 0, 0, device=d)).shape, None),
+    ("cholesky_upper_str", lambda m, d: m.linalg.cholesky(m.eye(2, device=d), upper="x"),
+     "argument 'upper' must be bool, not str"),
+    ("inv_singular", lambda m, d: m.linalg.inv(_sq(m, d, [[1.0, 2.0], [2.0, 4.0]])),
+     "The diagonal element 2 is zero, the inversion could not be completed because the input "
+     "matrix is singular."),
+    ("inv_batch_singular", lambda m, d: m.linalg.inv(
+        _sq(m, d, [[[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]]])),
+     "(Batch element 1): The diagonal element 1 is zero"),
+    ("inv_nan", lambda m, d: m.linalg.inv(_with(m, d, 2, 2, nan)), None),
+    ("inv_nan_batch", lambda m, d: m.linalg.inv(
+        _sq(m, d, [[[1.0, 0.0], [0.0, 1.0]], [[nan, 0.0], [0.0, 1.0]]])), None),
+    ("inv_not_square", lambda m, d: m.linalg.inv(m.ones(2, 3, device=d)), "2 by 3 matrices"),
+    ("inv_int", lambda m, d: m.linalg.inv(_sq(m, d, [[1, 0], [0, 1]])), "Got Long"),
+    ("inv_empty", lambda m, d: m.linalg.inv(m.zeros(3, 0, 0, device=d)).shape, None),
+    ("inv_list", lambda m, d: m.linalg.inv([[1.0, 0.0], [0.0, 1.0]]), "must be Tensor, not list"),
+    ("solve_singular", lambda m, d: m.linalg.solve(m.zeros(2, 2, device=d), m.ones(2, device=d)),
+     "torch.linalg.solve: The solver failed because the input matrix is singular."),
+    ("solve_nan", lambda m, d: m.linalg.solve(_with(m, d, 0, 1, nan), m.ones(3, device=d)), None),
+    ("solve_b_0d", lambda m, d: m.linalg.solve(m.eye(2, device=d), m.tensor(1.0, device=d)),
+     "linalg.solve: The input tensor B must have at least 2 dimensions."),
+    ("solve_shapes", lambda m, d: m.linalg.solve(m.eye(2, device=d), m.ones(3, device=d)),
+     "Incompatible shapes of A and B for the equation AX = B"),
+    ("solve_dtypes", lambda m, d: m.linalg.solve(m.eye(2, device=d),
+                                                 m.ones(2, dtype=m.float64, device=d)),
+     "Expected A and B to have the same dtype"),
+    ("solve_not_square", lambda m, d: m.linalg.solve(m.ones(2, 3, device=d), m.ones(2, device=d)),
+     "2 by 3 matrices"),
+    ("solve_half", lambda m, d: m.linalg.solve(m.eye(2, dtype=m.float16, device=d),
+                                               m.ones(2, dtype=m.float16, device=d)),
+     "\"lu_cpu\" not implemented for 'Half'"),
+    ("solve_empty", lambda m, d: m.linalg.solve(m.zeros(0, 0, device=d), m.zeros(0, device=d)),
+     None),
+    ("eigh_int", lambda m, d: m.linalg.eigh(_sq(m, d, [[1, 0], [0, 1]])),
+     "\"linalg_eigh_cpu\" not implemented for 'Long'"),
+    ("eigh_half", lambda m, d: m.linalg.eigh(m.eye(2, dtype=m.float16, device=d)),
+     "\"linalg_eigh_cpu\" not implemented for 'Half'"),
+    ("eigvalsh_int", lambda m, d: m.linalg.eigvalsh(_sq(m, d, [[1, 0], [0, 1]])),
+     "not implemented for 'Long'"),
+    ("eigh_not_square", lambda m, d: m.linalg.eigh(m.ones(2, 3, device=d)), "2 by 3 matrices"),
+    ("eigh_uplo", lambda m, d: m.linalg.eigh(m.eye(2, device=d), UPLO="X"),
+     "Expected UPLO argument to be 'L' or 'U', but got X"),
+    ("eigh_empty", lambda m, d: m.linalg.eigh(m.zeros(0, 0, device=d)), None),
+    ("det_singular", lambda m, d: m.linalg.det(m.zeros(2, 2, device=d)), None),
+    ("det_empty", lambda m, d: m.linalg.det(m.zeros(0, 0, device=d)), None),
+    ("det_int", lambda m, d: m.linalg.det(_sq(m, d, [[1, 0], [0, 1]])), "Got Long"),
+    ("det_not_square", lambda m, d: m.linalg.det(m.ones(2, 3, device=d)), "2 by 3 matrices"),
+    ("det_1d", lambda m, d: m.linalg.det(m.ones(3, device=d)), "at least 2 dimensions"),
+    ("svd_nan", lambda m, d: m.linalg.svd(_sq(m, d, [[nan, 0.0], [0.0, 1.0]])),
+     "linalg.svd: The algorithm failed to converge because the input matrix contained "
+     "non-finite values."),
+    ("svdvals_nan", lambda m, d: m.linalg.svdvals(_sq(m, d, [[nan, 0.0], [0.0, 1.0]])),
+     "contained non-finite values"),
+    ("pinv_nan", lambda m, d: m.linalg.pinv(_sq(m, d, [[nan, 0.0], [0.0, 1.0]])),
+     "contained non-finite values"),
+    ("pinv_1d", lambda m, d: m.linalg.pinv(m.ones(3, device=d)),
+     "linalg.pinv(Float{[3]}): expected a tensor with 2 or more dimensions of float, double, "
+     "cfloat or cdouble types"),
+    ("matrix_rank_nan", lambda m, d: m.linalg.matrix_rank(_sq(m, d, [[nan, 0.0], [0.0, 1.0]])),
+     "contained non-finite values"),
+    ("matrix_rank_int", lambda m, d: m.linalg.matrix_rank(_sq(m, d, [[1, 0], [0, 1]])),
+     "This function doesn't handle types other than float and double"),
+    ("matrix_rank_1d", lambda m, d: m.linalg.matrix_rank(m.ones(3, device=d)),
+     "torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."),
+    ("lstsq_driver", lambda m, d: m.linalg.lstsq(m.ones(3, 2, device=d), m.ones(3, 1, device=d),
+                                                 driver="foo"),
+     "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"),
+    ("lstsq_int", lambda m, d: m.linalg.lstsq(m.ones(3, 2, dtype=m.int64, device=d),
+                                              m.ones(3, 1, dtype=m.int64, device=d)),
+     "This function doesn't handle types other than float and double"),
+    ("lstsq_half", lambda m, d: m.linalg.lstsq(m.ones(3, 2, dtype=m.float16, device=d),
+                                               m.ones(3, 1, dtype=m.float16, device=d)),
+     "This function doesn't handle types other than float and double"),
+    ("lstsq_1d", lambda m, d: m.linalg.lstsq(m.ones(3, device=d), m.ones(3, device=d)),
+     "torch.linalg.lstsq: input must have at least 2 dimensions."),
+    ("lstsq_dims", lambda m, d: m.linalg.lstsq(m.ones(3, 2, device=d), m.ones(2, 3, 1, device=d)),
+     "input.dim() must be greater or equal to other.dim()"),
+    ("lstsq_rows_vector", lambda m, d: m.linalg.lstsq(m.ones(3, 2, device=d), m.ones(2, device=d)),
+     "torch.linalg.lstsq: input.size(-2) should match other.size(-1)"),
+    ("lstsq_rows", lambda m, d: m.linalg.lstsq(m.ones(3, 2, device=d), m.ones(4, 1, device=d)),
+     "torch.linalg.lstsq: input.size(-2) should match other.size(-2)"),
+    ("lstsq_batch", lambda m, d: m.linalg.lstsq(m.ones(2, 3, 2, device=d),
+                                                m.ones(3, 3, 1, device=d)),
+     "The size of tensor a (2) must match the size of tensor b (3)"),
+    ("lstsq_gels_rank", lambda m, d: m.linalg.lstsq(m.ones(3, 2, device=d),
+                                                    m.ones(3, 1, device=d), driver="gels"),
+     "does not have full rank (error code: 2)."),
+    ("lstsq_empty_rows", lambda m, d: m.linalg.lstsq(m.zeros(0, 2, device=d),
+                                                     m.zeros(0, 1, device=d)), None),
+    ("lstsq_empty_cols", lambda m, d: m.linalg.lstsq(m.zeros(2, 0, device=d),
+                                                     m.zeros(2, 1, device=d)), None),
+    ("lstsq_empty_rhs", lambda m, d: m.linalg.lstsq(m.zeros(3, 2, 2, device=d),
+                                                    m.zeros(3, 2, 0, device=d)).solution.shape,
+     None),
+    ("lstsq_gelsy_aux", lambda m, d: [x.shape for x in m.linalg.lstsq(
+        _sq(m, d, [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), m.ones(3, 1, device=d))[1:]], None),
+    ("lstsq_gelsd_aux", lambda m, d: [x.shape for x in m.linalg.lstsq(
+        _sq(m, d, [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), m.ones(3, 1, device=d),
+        driver="gelsd")[1:]], None),
+    ("lstsq_gels_aux", lambda m, d: [x.shape for x in m.linalg.lstsq(
+        _sq(m, d, [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), m.ones(3, 1, device=d),
+        driver="gels")[1:]], None),
+    ("lstsq_rank", lambda m, d: m.linalg.lstsq(m.ones(3, 2, device=d), m.ones(3, device=d)).rank,
+     None),
+    ("matrix_power_float", lambda m, d: m.linalg.matrix_power(m.eye(2, device=d), 2.5),
+     "must be int, not float"),
+    ("matrix_power_singular", lambda m, d: m.linalg.matrix_power(m.zeros(2, 2, device=d), -1),
+     "The diagonal element 1 is zero"),
+    ("solve_triangular_int", lambda m, d: m.linalg.solve_triangular(
+        _sq(m, d, [[1, 0], [0, 1]]), _sq(m, d, [[1], [1]]), upper=False),
+     "\"triangular_solve_cpu\" not implemented for 'Long'"),
+    ("solve_triangular_upper_str", lambda m, d: m.linalg.solve_triangular(
+        m.eye(2, device=d), m.ones(2, 1, device=d), upper="x"),
+     "argument 'upper' must be bool, not str"),
+]
+
+
+@pytest.mark.parametrize("case", LINALG_CASES, ids=lambda c: c[0])
+def test_bad_linalg_input_like_torch(case, device):
+    from test_creation import like_torch
+    _, fn, frag = case
+    like_torch(fn, device, frag)
+
+
+def test_linalg_error_is_runtime_error():
+    assert issubclass(fw.linalg.LinAlgError, RuntimeError)
+    with pytest.raises(fw.linalg.LinAlgError):
+        fw.linalg.cholesky(fw.tensor([[math.nan, 0.0], [0.0, 1.0]]))

@@ -589,3 +589,169 @@ def test_hypothesis_where(ops):
         tb = torch.from_numpy(_np_of(b).copy()).to(T_OF[b.dtype])
         assert got.dtype is FW_OF[torch.result_type(ta, tb)]
     np.testing.assert_array_equal(to_np(got), want.astype(to_np(got).dtype))
+
+
+# ---- issue 9: memory overlap, float32 opmath with scalars, NaN bounds ----------------------
+
+def _outcome(lib, device, make, call):
+    """(result as nested lists or the exception, the base tensor after the call)."""
+    base = make(lib, device)
+    try:
+        r = call(lib, base)
+        r = r.tolist() if hasattr(r, "tolist") else r
+    except RuntimeError as e:
+        r = e
+    return r, base.tolist()
+
+
+def _match_torch(device, make, call):
+    """fw on ``device`` does what torch does on the CPU: the same values, or a RuntimeError
+    with the same message that leaves the written-to tensor untouched."""
+    want, _ = _outcome(torch, "cpu", make, call)
+    before = make(fw, device).tolist()
+    got, after = _outcome(fw, device, make, call)
+    if isinstance(want, Exception):
+        assert isinstance(got, RuntimeError), got
+        assert str(got).split(".")[0] == str(want).split(".")[0]
+        assert after == before       # refused before anything was written
+    else:
+        np.testing.assert_array_equal(np.array(got, dtype=float), np.array(want, dtype=float))
+
+
+def _row(lib, device):
+    return lib.zeros(1, 4, device=device)
+
+
+def _sq(lib, device):
+    return lib.arange(9.0, device=device).reshape(3, 3)
+
+
+def _line(lib, device):
+    return lib.arange(9.0, device=device) - 4
+
+
+OVERLAP = {   # name: (base tensor, call writing to a view of it)
+    "add_expand": (_row, lambda L, b: b.expand(3, 4).add_(1)),
+    "mul_expand": (_row, lambda L, b: b.expand(3, 4).mul_(2)),
+    "exp_expand": (_row, lambda L, b: b.expand(3, 4).exp_()),
+    "clamp_expand": (_row, lambda L, b: b.expand(3, 4).clamp_(0, 1)),
+    "lerp_expand": (_row, lambda L, b: b.expand(3, 4).lerp_(L.ones_like(b.expand(3, 4)), 0.5)),
+    "addcmul_expand": (_row, lambda L, b: b.expand(3, 4).addcmul_(b, b)),
+    "sigmoid_expand": (_row, lambda L, b: b.expand(3, 4).sigmoid_()),
+    "relu_expand": (_row, lambda L, b: L.relu_(b.expand(3, 4))),
+    "F_relu_expand": (_row, lambda L, b: L.nn.functional.relu(b.expand(3, 4), inplace=True)),
+    "round_int_expand": (lambda L, d: L.zeros(1, 4, dtype=L.int64, device=d),
+                         lambda L, b: b.expand(3, 4).round_()),
+    "add_out_expand": (_line, lambda L, b: L.add(b, 1, out=b.expand(2, 9))),
+    "add_transposed": (_sq, lambda L, b: b.add_(b.t())),
+    "add_out_transposed": (_sq, lambda L, b: L.add(b.t(), 1, out=b)),
+    "clamp_out_transposed": (_sq, lambda L, b: L.clamp(b.t(), 1, 4, out=b)),
+    "where_out_transposed": (_sq, lambda L, b: L.where(b > 2, b, b.t(), out=b)),
+    "add_out_shifted": (_line, lambda L, b: L.add(b[:8], b[1:], out=b[1:])),
+    "exp_out_shifted": (_line, lambda L, b: L.exp(b[:8], out=b[1:])),
+    "mul_shifted": (_line, lambda L, b: b[1:].mul_(b[:8])),
+    "maximum_out_shifted": (_line, lambda L, b: L.maximum(b[1:], b[:8], out=b[1:])),
+    "floor_int_shifted": (lambda L, d: L.arange(9, device=d),
+                          lambda L, b: L.floor(b[:8], out=b[1:])),
+    # allowed: the same memory in the same layout, and a fresh output
+    "add_self": (_sq, lambda L, b: b.add_(b)),
+    "add_out_self": (_sq, lambda L, b: L.mul(b, b, out=b)),
+    "add_other_rows": (_sq, lambda L, b: b[0].add_(b[1])),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(OVERLAP))
+def test_memory_overlap_as_torch(name, device):
+    _match_torch(device, *OVERLAP[name])
+
+
+def test_overlap_layouts_torch_cannot_decide_pass(device):
+    # neither stride 0 nor dense: PyTorch lets it through ("too hard"), and so do we
+    t = fw.zeros(4, device=device)
+    t.as_strided((2, 2), (1, 1)).add_(1)
+    assert t.tolist()[0] == 1.0
+
+
+def _bits(t):
+    return t.float().numpy() if torch.is_tensor(t) else to_np(t.float())
+
+
+OPMATH = [   # 16-bit floats with Python scalars compute in float32 and round once
+    lambda L, x: x * 70000, lambda L, x: x + 70000, lambda L, x: x - 1e5,
+    lambda L, x: x / 1e-5, lambda L, x: x / 3.0, lambda L, x: x * 0.1, lambda L, x: x // 0.3,
+    lambda L, x: L.div(x, 0.3, rounding_mode="trunc"), lambda L, x: 0.3 / x,
+    lambda L, x: x * L.tensor(70000.0), lambda L, x: x.add(x, alpha=0.1),
+    lambda L, x: x.abs().pow(2.5), lambda L, x: x.abs().pow(0.3), lambda L, x: x * 1e39,
+    lambda L, x: x.clamp(-0.1, 0.3), lambda L, x: x.lerp(x * 0.5, 0.3),
+    lambda L, x: x.addcmul(x, x, value=7e4), lambda L, x: L.nn.functional.leaky_relu(x, 0.1),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("dt", [fw.float16, fw.bfloat16], ids=str)
+@pytest.mark.parametrize("i", range(len(OPMATH)))
+def test_16bit_float_opmath_with_scalars_bitwise(i, dt, device):
+    # 256 values: PyTorch's CPU loops compute a tail shorter than a vector differently
+    v = torch.linspace(-3, 3, 252, dtype=torch.float64).tolist() + [0.0, 1e-3, -1.0, 1.0]
+    t = torch.tensor(v, dtype=T_OF[dt])
+    x = fw.tensor(v, dtype=dt, device=device)
+    np.testing.assert_array_equal(_bits(OPMATH[i](fw, x)), _bits(OPMATH[i](torch, t)))
+
+
+SCALAR_ERRORS = [   # (call, message): scalars PyTorch converts with an overflow check
+    (lambda L: L.ones(3, dtype=L.float16).add(L.ones(3, dtype=L.float16), alpha=70000),
+     "value cannot be converted to type c10::Half without overflow"),
+    (lambda L: L.ones(3, dtype=L.int8).add(L.ones(3, dtype=L.int8), alpha=300),
+     "value cannot be converted to type int8_t without overflow"),
+    (lambda L: L.ones(3, dtype=L.float16).clamp(-1e5, 1e5),
+     "value cannot be converted to type c10::Half without overflow"),
+    (lambda L: L.ones(3, dtype=L.int8).clamp(200, 300),
+     "value cannot be converted to type int8_t without overflow"),
+    (lambda L: L.ones(3).clamp(max=1e39), "value cannot be converted to type float without"),
+    (lambda L: L.ones(3, dtype=L.float16).pow(7e4), "value cannot be converted to type c10::Half"),
+    (lambda L: L.ones(3).lerp(L.ones(3), 1e39), "value cannot be converted to type float"),
+    (lambda L: L.nn.functional.threshold(L.ones(3, dtype=L.float16), 1e-4, 7e4),
+     "value cannot be converted to type c10::Half without overflow"),
+    (lambda L: L.nn.functional.hardtanh(L.ones(3), -1e39, 1e39),
+     "value cannot be converted to type float without overflow"),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("i", range(len(SCALAR_ERRORS)))
+def test_scalar_overflow_errors_as_torch(i):
+    call, msg = SCALAR_ERRORS[i]
+    with pytest.raises(RuntimeError, match=msg):
+        call(torch)
+    with pytest.raises(RuntimeError, match=msg):
+        call(fw)
+
+
+def test_int_scalars_wrap_as_torch(device):
+    assert (fw.zeros(3, dtype=fw.int8, device=device) + 300).tolist() == [44] * 3
+    assert (fw.ones(3, dtype=fw.int16, device=device) * 70000).tolist() == [4464] * 3
+    assert fw.ones(3, dtype=fw.uint8, device=device).clamp(-1).tolist() == [255] * 3
+
+
+NAN_CLAMP = [
+    lambda L, x: x.clamp(min=math.nan), lambda L, x: x.clamp(max=math.nan),
+    lambda L, x: x.clamp(0, math.nan), lambda L, x: x.clamp(math.nan, 0),
+    lambda L, x: x.clamp(2, 1), lambda L, x: x.clamp(0.5, 2),
+    lambda L, x: x.half().clamp(min=math.nan), lambda L, x: x.long().clamp(min=math.nan),
+    lambda L, x: x.clamp(L.tensor([0.0, math.nan, 0.0, 0.0, 0.0], device=x.device),
+                         L.tensor([2.0, 2.0, math.nan, 0.0, 1.0], device=x.device)),
+    lambda L, x: x.clamp(max=L.tensor([0.0, math.nan, 0.0, 0.0, 9.0], device=x.device)),
+    lambda L, x: L.maximum(x, x.flip(0)), lambda L, x: L.minimum(x, x.flip(0)),
+    lambda L, x: L.fmax(x, x.flip(0)), lambda L, x: L.fmin(x, x.flip(0)),
+    lambda L, x: x.clone().clamp_(min=math.nan),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("i", range(len(NAN_CLAMP)))
+def test_nan_in_clamp_and_minmax_as_torch(i, device):
+    v = [1.0, math.nan, 3.0, -1.0, 0.75]
+    got = NAN_CLAMP[i](fw, fw.tensor(v, device=device))
+    want = NAN_CLAMP[i](torch, torch.tensor(v))
+    np.testing.assert_array_equal(to_np(got.double()), want.double().numpy())

@@ -361,3 +361,64 @@ def test_nan_and_inf_in_long_runs(n, dtype):
         assert flat.argmax().item() == n + first and flat.argmin().item() == n + first
         assert np.isnan(flat.amax().item()) and np.isnan(fw.amin(x[1]).item())
         assert x[2].argmax().item() == second and x[0].argmin().item() == first
+
+
+# ---- issue 9: NaN semantics and memory overlap ---------------------------------------------
+
+NAN = float("nan")
+NAN_REDUCTIONS = {
+    "max": lambda L, x: x.max(), "min": lambda L, x: x.min(),
+    "max_dim": lambda L, x: x.max(1), "min_dim": lambda L, x: x.min(1),
+    "max_dim0": lambda L, x: x.max(0), "amax": lambda L, x: x.amax(1),
+    "amin": lambda L, x: x.amin(1), "argmax": lambda L, x: x.argmax(),
+    "argmin": lambda L, x: x.argmin(), "argmax_dim": lambda L, x: x.argmax(1),
+    "argmin_dim": lambda L, x: x.argmin(1), "aminmax": lambda L, x: x.aminmax(dim=1),
+    "nansum": lambda L, x: x.nansum(1), "nanmean": lambda L, x: x.nanmean(1),
+}
+
+
+@pytest.mark.parametrize("op", list(NAN_REDUCTIONS))
+@pytest.mark.parametrize("dt", [fw.float32, fw.float16, fw.bfloat16], ids=str)
+def test_nan_in_reductions_as_torch(op, dt, device):
+    v = [[1.0, NAN, 3.0, NAN], [2.0, 5.0, 4.0, 5.0], [NAN, NAN, NAN, NAN], [-1.0, 0.0, -1.0, 7.0]]
+    got = NAN_REDUCTIONS[op](fw, fw.tensor(v, dtype=dt, device=device))
+    want = NAN_REDUCTIONS[op](torch, torch.tensor(v, dtype=TORCH_DT[dt]))
+    got, want = (tuple(got), tuple(want)) if isinstance(want, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.array(g.tolist(), dtype=float),
+                                      np.array(w.tolist(), dtype=float))
+
+
+def _sq(L, d):
+    return L.arange(9.0, device=d).reshape(3, 3)
+
+
+REDUCTION_OVERLAP = {   # refused as torch does
+    "max_dim_values_expanded": lambda L, d: L.max(_sq(L, d), 0, out=(
+        L.zeros(1, device=d).expand(3), L.zeros(3, dtype=L.int64, device=d))),
+    "max_dim_into_input": lambda L, d: (lambda a: L.max(a, 0, out=(
+        a[0], L.zeros(3, dtype=L.int64, device=d))))(_sq(L, d)),
+    "mean_expanded": lambda L, d: L.mean(_sq(L, d), 0, out=L.zeros(1, device=d).expand(3)),
+    "logsumexp_expanded": lambda L, d: L.logsumexp(_sq(L, d), 0,
+                                                   out=L.zeros(1, device=d).expand(3)),
+}
+
+
+@pytest.mark.parametrize("name", list(REDUCTION_OVERLAP))
+def test_overlapping_reduction_outputs_refused_as_torch(name, device):
+    with pytest.raises(RuntimeError) as want:
+        REDUCTION_OVERLAP[name](torch, "cpu")
+    with pytest.raises(RuntimeError) as got:
+        REDUCTION_OVERLAP[name](fw, device)
+    assert str(got.value).split(".")[0] == str(want.value).split(".")[0]
+
+
+@pytest.mark.parametrize("out", ["expanded", "into_input"])
+def test_overlapping_reduction_outputs_refused_where_torch_is_order_dependent(out, device):
+    # PyTorch's sum/amax/argmax write such outputs and return loop-order-dependent values;
+    # refusing them is the one safe answer
+    a = _sq(fw, device)
+    target = fw.zeros(1, device=device).expand(3) if out == "expanded" else a[0]
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        fw.sum(a, 0, out=target)
+    assert a.tolist() == _sq(fw, device).tolist()

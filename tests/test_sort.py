@@ -400,3 +400,94 @@ def test_broadcast_and_offset_inputs(device):
     assert_close(fw.unique(x, dim=0), a[:1])
     assert_close(fw.searchsorted(fw.tensor([1.0, 5.0], device=device), x), np.searchsorted([1.0, 5.0], a))
     assert_close(x.median(1).values, np.array([4.0] * 3))
+
+
+# ---- issue 9: NaN semantics and memory overlap as PyTorch ----------------------------------
+
+torch = pytest.importorskip("torch")
+
+NAN_ROWS = [[1.0, NAN, 3.0, -1.0, NAN, 2.0, math.inf], [NAN, NAN, NAN], [2.0, NAN, NAN],
+            [NAN, 2.0, 2.0], [1.0, 1.0, NAN, NAN, NAN, 2.0], [-0.0, 0.0, NAN, -math.inf]]
+NAN_OPS = {   # NaN sorts last in ascending order; the order of ties in topk and kthvalue
+    # (which of equal values' indices comes first) is unspecified in PyTorch
+    "sort": lambda L, x: x.sort(), "sort_desc": lambda L, x: x.sort(descending=True),
+    "sort_stable": lambda L, x: x.sort(stable=True), "argsort": lambda L, x: x.argsort(),
+    "msort": lambda L, x: L.msort(x), "topk_values": lambda L, x: x.topk(2).values,
+    "topk_smallest": lambda L, x: x.topk(2, largest=False).values,
+    "kthvalue": lambda L, x: x.kthvalue(2).values,
+    "kthvalue_last": lambda L, x: x.kthvalue(x.numel()).values,
+    "median": lambda L, x: x.median(), "median_dim": lambda L, x: x.median(0),
+    "nanmedian": lambda L, x: x.nanmedian(), "nanmedian_dim": lambda L, x: x.nanmedian(0),
+    "mode": lambda L, x: x.mode(), "unique": lambda L, x: x.unique(),
+    "unique_counts": lambda L, x: x.unique(return_counts=True)[1],
+    "cummax": lambda L, x: x.cummax(0), "cummin": lambda L, x: x.cummin(0),
+    "max_dim": lambda L, x: x.max(0), "argmin": lambda L, x: x.argmin(),
+}
+
+
+def _lists(r):
+    r = tuple(r) if isinstance(r, tuple) else (r,)
+    return [np.array(t.tolist(), dtype=float) for t in r]
+
+
+@pytest.mark.parametrize("op", list(NAN_OPS))
+@pytest.mark.parametrize("row", range(len(NAN_ROWS)))
+@pytest.mark.parametrize("dt", ["float32", "float16"])
+def test_nan_semantics_as_torch(op, row, dt, device):
+    v = NAN_ROWS[row]
+    got = NAN_OPS[op](fw, fw.tensor(v, dtype=getattr(fw, dt), device=device))
+    want = NAN_OPS[op](torch, torch.tensor(v, dtype=getattr(torch, dt)))
+    for g, w in zip(_lists(got), _lists(want)):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_mode_counts_each_nan_once(device):
+    # NaN != NaN: three NaNs are three values seen once, so 1.0 (twice) is the mode
+    v, i = fw.tensor([1.0, NAN, 1.0, NAN, NAN], device=device).mode()
+    assert (v.item(), i.item()) == (1.0, 2)
+    v, i = fw.tensor([[NAN, 3.0, 3.0, NAN], [NAN, NAN, 5.0, 6.0]], device=device).mode(1)
+    assert v.tolist()[0] == 3.0 and i.tolist() == [2, 2]
+
+
+def _flat(L, d):
+    return L.arange(9.0, device=d).flip(0).contiguous()
+
+
+def _idx(L, d, n):
+    return L.zeros(n, dtype=L.int64, device=d)
+
+
+SORT_OVERLAP = {   # (call on framework or torch with the device) -> written-to tensors
+    "sort_values_expanded": lambda L, d: L.sort(_flat(L, d), out=(
+        L.zeros(1, device=d).expand(9), _idx(L, d, 9))),
+    "sort_indices_expanded": lambda L, d: L.sort(_flat(L, d), out=(
+        L.zeros(9, device=d), L.zeros(1, dtype=L.int64, device=d).expand(9))),
+    "sort_shifted": lambda L, d: (lambda a: L.sort(a[:8], out=(a[1:], _idx(L, d, 8))))(
+        _flat(L, d)),
+    "topk_into_input": lambda L, d: (lambda a: L.topk(a, 2, out=(a[:2], _idx(L, d, 2))))(
+        _flat(L, d)),
+    "kthvalue_expanded": lambda L, d: L.kthvalue(_flat(L, d).reshape(3, 3), 2, 0, out=(
+        L.zeros(1, device=d).expand(3), _idx(L, d, 3))),
+    "msort_shifted": lambda L, d: (lambda a: L.msort(a[:8], out=a[1:]))(_flat(L, d)),
+    "cumsum_shifted": lambda L, d: (lambda a: L.cumsum(a[:8], 0, out=a[1:]))(_flat(L, d)),
+    "cumsum_expanded": lambda L, d: L.zeros(1, 3, device=d).expand(3, 3).cumsum_(0),
+    "mode_expanded": lambda L, d: L.mode(_flat(L, d).reshape(3, 3), 0, out=(
+        L.zeros(1, device=d).expand(3), _idx(L, d, 3))),
+}
+
+
+@pytest.mark.parametrize("name", list(SORT_OVERLAP))
+def test_overlapping_outputs_refused_as_torch(name, device):
+    with pytest.raises(RuntimeError) as want:
+        SORT_OVERLAP[name](torch, "cpu")
+    with pytest.raises(RuntimeError) as got:
+        SORT_OVERLAP[name](fw, device)
+    assert str(got.value).split(".")[0] == str(want.value).split(".")[0]
+
+
+def test_outputs_aliasing_their_input_exactly_are_allowed(device):
+    a = _flat(fw, device)
+    fw.sort(a, out=(a, _idx(fw, device, 9)))
+    assert a.tolist() == list(range(9))
+    fw.cumsum(a, 0, out=a)
+    assert a.tolist()[-1] == 36.0

@@ -2,6 +2,7 @@
 import gc
 
 import numpy as np
+import pytest
 
 import framework as fw
 from framework import _C
@@ -80,3 +81,39 @@ def test_large_ops_release_the_gil_safely():
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+# ---- sizes beyond memory or the address space ------------------------------------------
+
+def test_cpu_out_of_memory_is_framework_error():
+    from framework._storage import cpu_alloc
+    with pytest.raises(fw.OutOfMemoryError, match="DefaultCPUAllocator: can't allocate memory"):
+        cpu_alloc(2**47)
+    assert issubclass(fw.OutOfMemoryError, RuntimeError)
+
+
+@pytest.mark.parametrize("nbytes", [-1, 2**63])
+def test_storage_of_impossible_size_raises_before_allocating(nbytes, device):
+    from framework._ops import alloc
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+        alloc.storage(nbytes, fw.device(device))
+
+
+@pytest.mark.parametrize("shape,match", [
+    ((2**62,), "Storage size calculation overflowed with sizes=\\[4611686018427387904\\]"),
+    ((2**31, 2**31, 4), "Storage size calculation overflowed"),
+    ((-1, 3), "Trying to create tensor with negative dimension -1: \\[-1, 3\\]"),
+])
+def test_alloc_empty_checks_sizes(shape, match, device):
+    from framework._ops import alloc
+    with pytest.raises(RuntimeError, match=match):
+        alloc.empty(shape, fw.float32, fw.device(device))
+
+
+def test_huge_empty_raises_out_of_memory(device):
+    with pytest.raises(fw.OutOfMemoryError):
+        fw.empty(2**45, device=device)
+    x = fw.arange(6.0, device=device)
+    with pytest.raises(fw.OutOfMemoryError):
+        x.resize_(2**45)
+    assert x.shape == (6,) and x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]

@@ -151,3 +151,48 @@ def test_device_objects():
     if not fw.cuda.is_available():
         with pytest.raises(RuntimeError):
             fw.zeros(2).to("cuda")
+
+
+# ---- dims given as ints, NumPy ints and 0-d integer tensors; anything else TypeError ----
+
+@pytest.mark.parametrize("dim", [1, -1, np.int64(1), np.int32(-1)])
+def test_size_and_stride_take_integer_dims(dim, device):
+    x = fw.zeros(3, 2, device=device)
+    assert x.size(dim) == 2 and x.stride(dim) == 1
+    assert x.size(fw.tensor(1)) == 2
+
+
+@pytest.mark.parametrize("dim", [1.5, 1.0, True, "1", [1], fw.tensor(1.0)])
+def test_size_and_stride_refuse_other_dims(dim, device):
+    x = fw.zeros(3, 2, device=device)
+    with pytest.raises(TypeError, match="size\\(\\): argument 'dim'"):
+        x.size(dim)
+    with pytest.raises(TypeError, match="stride\\(\\): argument 'dim'"):
+        x.stride(dim)
+
+
+def test_size_out_of_range_dims(device):
+    x = fw.zeros(3, 2, device=device)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.size(2)
+    with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+        x.size(2**63)      # PyTorch's parser refuses an int beyond int64 so
+
+
+def test_zero_dim_tensor_dim_selects_that_dim(device):
+    # it used to be taken as a dict key / compared as a tensor and read out of bounds
+    y = fw.arange(6.0, device=device).reshape(3, 2)
+    idx = fw.tensor([0], device=device)
+    r = y.index_select(fw.tensor(1), idx)
+    assert r.shape == (3, 1) and r.tolist() == [[0.0], [2.0], [4.0]]
+    assert y.index_fill(fw.tensor(1), idx, -1.0).tolist() == [[-1.0, 1.0], [-1.0, 3.0],
+                                                              [-1.0, 5.0]]
+    assert y.sum(fw.tensor(1)).tolist() == [1.0, 5.0, 9.0]
+
+
+def test_host_array_of_size_one_dims_with_huge_strides(device):
+    u = fw.arange(6.0, device=device).unfold(0, 2, 2**62)
+    assert u.stride() == (2**62, 1)
+    assert u.tolist() == [[0.0, 1.0]] and u[0, 1].item() == 1.0
+    assert u.cpu().numpy().tolist() == [[0.0, 1.0]]
+    assert repr(u).startswith("tensor([[0., 1.]]")

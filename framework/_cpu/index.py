@@ -3,7 +3,7 @@ tril/triu). Shapes and strides are in elements; see native/index.cpp."""
 from .. import _C
 
 # op names in out-of-bounds messages (native/index.cpp, enum Style)
-STYLE_DIM, STYLE_SELF, STYLE_TAKE, STYLE_PREFIX, STYLE_RUNTIME = range(5)
+STYLE_DIM, STYLE_SELF, STYLE_TAKE, STYLE_PREFIX, STYLE_RUNTIME, STYLE_DATA = range(6)
 GATHER, PUT, ACCUMULATE = range(3)
 REDUCE = {None: 0, "add": 1, "sum": 1, "multiply": 2, "prod": 2, "amax": 3, "amin": 4}
 

@@ -6,7 +6,7 @@ framework.nn.functional (gelu, silu, softplus, elu, leaky_relu, hardtanh, ...).
 import builtins
 
 from .. import _dtype
-from .pointwise import unary
+from .pointwise import checked_scalar, unary
 from .arith import require_tensor
 
 
@@ -45,6 +45,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    checked_scalar(min_val, input.dtype)
+    checked_scalar(max_val, input.dtype)
     return unary("hardtanh", "clamp", input, _target(input, inplace), "same",
                  builtins.float(min_val), builtins.float(max_val), 3.0)
 
@@ -57,6 +59,8 @@ def relu6(input, inplace=False):
 def threshold(input, threshold, value, inplace=False):
     """value where input <= threshold, else input."""
     require_tensor("threshold", input, "input", 1)
+    for v in (threshold, value):   # PyTorch converts to float32 first, then to the dtype
+        checked_scalar(checked_scalar(v, input.dtype, opmath=True), input.dtype)
     return unary("threshold", "threshold", input, _target(input, inplace), "same",
                  builtins.float(threshold), builtins.float(value))
 
@@ -84,6 +88,8 @@ def mish(input, inplace=False):
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
     require_tensor("softplus", input, "input", 1)
+    checked_scalar(beta, input.dtype, opmath=True)
+    checked_scalar(threshold, input.dtype, opmath=True)
     return unary("softplus", "softplus", input, None, "same", builtins.float(beta),
                  builtins.float(threshold))
 
@@ -91,6 +97,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha * (exp(x) - 1)."""
     require_tensor("elu", input, "input", 1)
+    checked_scalar(alpha, input.dtype, opmath=True)
     return unary("elu", "elu", input, _target(input, inplace), "same", builtins.float(alpha),
                  1.0, 1.0)
 
@@ -111,6 +118,7 @@ def celu(input, alpha=1.0, inplace=False):
     require_tensor("celu", input, "input", 1)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
+    checked_scalar(alpha, input.dtype, opmath=True)
     return unary("celu", "elu", input, _target(input, inplace), "same", builtins.float(alpha),
                  1.0, 1.0 / alpha)
 
@@ -118,6 +126,7 @@ def celu(input, alpha=1.0, inplace=False):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x."""
     require_tensor("leaky_relu", input, "input", 1)
+    checked_scalar(negative_slope, input.dtype, opmath=True)
     return unary("leaky_relu", "leaky_relu", input, _target(input, inplace), "same",
                  builtins.float(negative_slope))
 

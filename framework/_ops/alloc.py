@@ -2,13 +2,15 @@
 from .. import _dtype
 from .._device import CPU, device as _device_cls, canonical
 from .. import _C
-from .._storage import Storage, cpu_alloc
+from .._storage import Storage, cpu_alloc, cpu_oom
 from .._tensor import Tensor
+from . import args
 
 _make = Tensor._make
 _host_alloc = _C.host_alloc
 _default_devices = [CPU]
 _strides_cache = {}
+_INT64_MAX = args.INT64_MAX
 
 
 def push_default_device(d):
@@ -52,7 +54,10 @@ def numel(shape):
 
 
 def storage(nbytes, device):
-    """A new uninitialised buffer of ``nbytes`` bytes on ``device``."""
+    """A new uninitialised buffer of ``nbytes`` bytes on ``device``; a size no storage can
+    have raises PyTorch's RuntimeError, a failed allocation framework.OutOfMemoryError."""
+    if not 0 <= nbytes <= _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with nbytes={nbytes}")
     if device.type == "cpu":
         return cpu_alloc(nbytes)
     if device.type == "cuda":
@@ -77,8 +82,13 @@ def empty(shape, dtype, device):
     n = dtype.itemsize
     for s in shape:
         n *= s
+    if not 0 <= n <= _INT64_MAX:   # raises PyTorch's error before any allocation is tried
+        _bad_size(shape, dtype.itemsize)
     if device is CPU:  # the per-op hot path: inlined
-        buf = _host_alloc(n)
+        try:
+            buf = _host_alloc(n)
+        except MemoryError:
+            raise cpu_oom(n) from None
         st = Storage(buf.ptr, n, CPU, buf)
     else:
         st = storage(n, device)
@@ -86,6 +96,15 @@ def empty(shape, dtype, device):
     if stride is None:
         stride = contiguous_strides(shape)
     return _make(st, shape, stride, 0, dtype)
+
+
+def _bad_size(shape, itemsize):
+    """Raises PyTorch's error for a shape whose byte count is negative or beyond int64."""
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+    args.storage_nbytes(shape, itemsize)
 
 
 def resolve_device(d):

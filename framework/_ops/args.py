@@ -31,22 +31,31 @@ def to_int(op, name, value, pos=None):
     size parser does.)"""
     if value.__class__ is _int:
         if not -INT64_MAX - 1 <= value <= INT64_MAX:
-            raise RuntimeError(f"{op}(): argument '{name}' overflows int64: {value}")
+            raise ValueError("Overflow when unpacking long long")    # PyTorch's parser's
         return value
     if isinstance(value, (_bool, np.bool_)) or not _is_index(value):
         raise TypeError(f"{op}(): argument '{name}'{_at(pos)} must be int, not "
                         f"{_type_name(value)}")
     v = operator.index(value)
     if not -INT64_MAX - 1 <= v <= INT64_MAX:
-        raise RuntimeError(f"{op}(): argument '{name}' overflows int64: {v}")
+        raise ValueError("Overflow when unpacking long long")
     return v
+
+
+def invalid_combination(op, values, overloads):
+    """PyTorch's TypeError for an op with several signatures (``overloads``, as text) none
+    of which takes ``values``."""
+    got = ", ".join(_type_name(v) for v in values)
+    listed = "".join(f"\n * ({o})" for o in overloads)
+    return TypeError(f"{op}() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:{listed}")
 
 
 def _at(pos):
     return "" if pos is None else f" (position {pos})"
 
 
-def int_list(op, name, args):
+def int_list(op, name, args, pos=None):
     """A tuple of ints from ``f(2, 3)``, ``f((2, 3))`` or ``f([2, 3])`` (PyTorch's
     ``int[]``/``SymInt...`` arguments); any element that is not an integer raises
     PyTorch's TypeError."""
@@ -59,13 +68,23 @@ def int_list(op, name, args):
             out.append(a)
             continue
         if isinstance(a, (_bool, np.bool_)) or not _is_index(a):
-            raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, but found "
-                            f"element of type {_type_name(a)} at pos {i}")
+            raise TypeError(f"{op}(): argument '{name}'{_at(pos)} must be tuple of ints, but "
+                            f"found element of type {_type_name(a)} at pos {i}")
         out.append(operator.index(a))
-    for v in out:
-        if not -INT64_MAX - 1 <= v <= INT64_MAX:
-            raise RuntimeError(f"{op}(): argument '{name}' overflows int64: {v}")
+    for i, v in enumerate(out):
+        if not -INT64_MAX - 1 <= v <= INT64_MAX:    # PyTorch's parser's words
+            raise TypeError(f"{op}(): argument '{name}' failed to unpack the object at pos "
+                            f"{i + 1} with error \"Overflow when unpacking long long\"")
     return tuple(out)
+
+
+def int_tuple(op, name, value, pos=None):
+    """A tuple of ints from one argument PyTorch declares ``int[]`` with no varargs form
+    (``as_strided``'s size and stride): a tuple, list or Size of integers."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{op}(): argument '{name}'{_at(pos)} must be tuple of ints, not "
+                        f"{_type_name(value)}")
+    return int_list(op, name, (value,), pos)
 
 
 def _is_index(a):
@@ -99,38 +118,67 @@ def storage_nbytes(shape, itemsize, strides=None):
     """Bytes a tensor of ``shape`` (contiguous, or with ``strides``) spans, raising
     PyTorch's "Storage size calculation overflowed" before any allocation is tried."""
     if strides is None:
-        n = numel(shape) * itemsize if all(shape) else 0
+        n = itemsize
+        for s in shape:     # not numel(): PyTorch reports this overflow as the storage's
+            n *= s
     else:
         if any(s < 0 for s in strides) or any(s < 0 for s in shape):
             raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} "
                                f"and strides={list(strides)}")
         n = (1 + builtins.sum((d - 1) * s for d, s in zip(shape, strides))) * itemsize \
             if all(shape) else 0
-    if n > INT64_MAX or (strides is None and numel(shape) * itemsize > INT64_MAX):
+    if n > INT64_MAX:
         what = f"sizes={list(shape)}" + ("" if strides is None else
                                          f" and strides={list(strides)}")
         raise RuntimeError(f"Storage size calculation overflowed with {what}")
     return n
 
 
-def check_geometry(size, stride, offset, itemsize, storage_nbytes_):
-    """Raises unless every element of the view (size, stride, offset) lies inside a
-    storage of ``storage_nbytes_`` bytes (PyTorch's setStorage checks). Python ints do not
-    overflow, so the arithmetic is exact; results beyond int64 are refused."""
+def check_geometry(size, stride, offset, itemsize, storage_nbytes_, negative_strides=False):
+    """Raises PyTorch's error unless every element of the view (size, stride, offset) lies
+    inside a storage of ``storage_nbytes_`` bytes; the checks and their order are those of
+    PyTorch's setStorage/computeStorageNbytes. Python ints do not overflow, so the
+    arithmetic is exact; a span beyond int64 is refused as PyTorch's uint64 math does.
+    ``negative_strides``: accept them when every element still lies inside (``set_``, by
+    which Triton's interpreter rebuilds internal views such as flip's)."""
+    span, count = offset + 1, 1
+    for n, s in zip(size, stride):      # the common case first: one loop, no error
+        if n <= 0 or s < 0:
+            break
+        span += (n - 1) * s
+        count *= n
+    else:
+        if offset >= 0 and span * itemsize <= storage_nbytes_ and count <= INT64_MAX:
+            return
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
-    for s in stride:
-        if s < 0:
-            raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
-                               f"got strides: {list(stride)}")
-    if not all(size):
+    if negative_strides and any(s < 0 for s in stride) and all(n > 0 for n in size):
+        low = offset + builtins.sum((n - 1) * s for n, s in zip(size, stride) if s < 0)
+        high = offset + builtins.sum((n - 1) * s for n, s in zip(size, stride) if s > 0)
+        if low < 0 or (high + 1) * itemsize > storage_nbytes_:    # PyTorch's text for them
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} "
+                               f"and strides={list(stride)}")
+        numel(size)
         return
-    span = 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))
-    if span * itemsize > INT64_MAX or numel(size) > INT64_MAX:
+    span = offset + 1
+    overflow = empty = False
+    for n, s in zip(size, stride):
+        if n == 0:
+            empty = True
+            break
+        # PyTorch multiplies (n - 1) * s as uint64: a negative factor times a nonzero one
+        # overflows
+        if (n < 1 or s < 0) and (n != 1 and s != 0):
+            overflow = True
+        span += (n - 1) * s
+    if not empty and (overflow or span * itemsize > INT64_MAX):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
                            f"strides={list(stride)}")
-    need = (offset + span) * itemsize
-    if need > storage_nbytes_:
+    if any(n < 0 for n in size):    # PyTorch lets some through; no kernel could use them
+        raise RuntimeError("numel: integer multiplication overflow")
+    numel(size)
+    need = span * itemsize
+    if not empty and need > storage_nbytes_:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {offset}, and itemsize {itemsize} requiring a storage "
                            f"size of {need} are out of bounds for storage of size "
@@ -151,3 +199,67 @@ def same_device(op, *tensors):
                                f"least two devices, {dev} and {d}! (when checking argument "
                                f"for {op})")
     return dev
+
+
+# ---- scalars ----------------------------------------------------------------------------
+
+_UINT64_END = 1 << 64
+_INFS = (float("inf"), float("-inf"))
+# C++ type names PyTorch prints when a Scalar does not fit a dtype (c10::checked_convert)
+_CNAME = {_dtype.uint8: "uint8_t", _dtype.int8: "int8_t", _dtype.int16: "int16_t",
+          _dtype.int32: "int", _dtype.int64: "int64_t", _dtype.float16: "c10::Half",
+          _dtype.bfloat16: "c10::BFloat16", _dtype.float32: "float", _dtype.float64: "double"}
+_LIMITS = {d: (_int(np.iinfo(d.np).min), _int(np.iinfo(d.np).max)) for d in
+           (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64)}
+_LIMITS.update({_dtype.float16: (-65504.0, 65504.0),
+                _dtype.bfloat16: (-3.3895313892515355e38, 3.3895313892515355e38),
+                _dtype.float32: (-3.4028234663852886e38, 3.4028234663852886e38),
+                _dtype.float64: (-1.7976931348623157e308, 1.7976931348623157e308)})
+
+
+def scalar(op, name, value, pos=None):
+    """``value`` as a Python number, for an argument PyTorch declares ``Number``/``Scalar``:
+    bool, int, float, NumPy scalars and 0-d tensors pass; str, None, other objects and
+    tensors with dimensions raise PyTorch's TypeError. A NumPy integer becomes an int and
+    a NumPy float or bool a float, as PyTorch's Scalar takes them; an int outside
+    [-2**63, 2**64) raises PyTorch's OverflowError."""
+    c = value.__class__
+    if c is float or c is _bool:
+        return value
+    if c is _int or (isinstance(value, _int) and not isinstance(value, _bool)):
+        if not -INT64_MAX - 1 <= value < _UINT64_END:
+            raise OverflowError("int too big to convert" if value > 0 else
+                                "can't convert negative int to unsigned")
+        return _int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, np.integer):
+        return _int(value)
+    if isinstance(value, (np.floating, np.bool_)):
+        return float(value)
+    if isinstance(value, Tensor) and not value._shape:
+        return value.item()
+    raise TypeError(f"{op}(): argument '{name}'{_at(pos)} must be Number, not "
+                    f"{_type_name(value)}")
+
+
+def check_range(value, dtype, type_name=None):
+    """Raises PyTorch's "value cannot be converted to type int8_t without overflow" unless
+    the number ``value`` fits ``dtype`` (c10::checked_convert): NaN and inf fit only
+    floating dtypes, finite values must lie within the dtype's range, and negative ints
+    down to -255 wrap into uint8 as in PyTorch. ``type_name`` replaces the C++ type name
+    (``tensor()`` prints ``int8``). Returns ``value``."""
+    lim = _LIMITS.get(dtype)
+    if lim is None:     # bool: every number converts
+        return value
+    lo, hi = lim
+    if lo <= value <= hi:   # the common case (False for NaN)
+        return value
+    if value.__class__ is float:
+        ok = dtype.is_floating_point and (value != value or value in _INFS)
+    else:
+        ok = dtype is _dtype.uint8 and -hi <= value <= hi    # wraps like C
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {type_name or _CNAME[dtype]} "
+                           f"without overflow")
+    return value

@@ -9,8 +9,10 @@ import builtins
 from .. import _dtype
 from .._tensor import Tensor
 from . import alloc
+from .._device import CPU
 from .pointwise import (cpp_type_name, require_tensor, binary, unary, ternary, result_dtype,
-                        common_device, type_name, check_out, _finish)
+                        common_device, type_name, check_out, checked_scalar, scalar_tensor,
+                        _finish)
 
 
 def not_implemented(kernel, dtype):
@@ -34,9 +36,9 @@ def _clone_into(op, input, out):
         from .views import clone
         return clone(input)
     if out is input:
-        check_out(op, out, input._shape, input.dtype, True)
+        check_out(op, out, input._shape, input.dtype, True, (input,))
         return out
-    target = check_out(op, out, input._shape, input.dtype, False)
+    target = check_out(op, out, input._shape, input.dtype, False, (input,))
     return _finish(input, target)
 
 
@@ -91,6 +93,10 @@ def pow(input, exponent, *, out=None):
             one = isreal(input)
             return binary("pow", "bitwise_or", input, one, out, "default") if not exponent \
                 else binary("pow", "bitwise_and", input, one, out, "default")
+        if dt.itemsize == 2 or dt.category < 2:    # the exponent in the dtype, checked
+            checked_scalar(exponent, dt)
+        if dt is _dtype.bfloat16:  # PyTorch rounds the exponent to bfloat16 first
+            exponent = scalar_tensor(exponent, dt, CPU).item()
         if dt.category == 2 and dt is not _dtype.float16:  # PyTorch's Half uses plain pow
             if dt is not input.dtype:
                 input = input.to(dt)
@@ -184,6 +190,8 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    if eps is not None and input.dtype.category == 2:
+        checked_scalar(eps, input.dtype)
     return unary("logit", "logit", input, out, "float",
                  0.0 if eps is None else builtins.float(eps), 0.0 if eps is None else 1.0)
 
@@ -209,8 +217,8 @@ def clamp(input, min=None, max=None, *, out=None):
     if dt is _dtype.bool:
         raise not_implemented("clamp_scalar_cpu", dt)
     which = (1 if min is not None else 0) | (2 if max is not None else 0)
-    lo = 0.0 if min is None else min
-    hi = 0.0 if max is None else max
+    lo = 0.0 if min is None else checked_scalar(min, dt)
+    hi = 0.0 if max is None else checked_scalar(max, dt)
     if dt is not input.dtype:
         input = input.to(dt)
     return unary("clamp", "clamp", input, out, "same", builtins.float(lo), builtins.float(hi),
@@ -282,6 +290,7 @@ def lerp(input, end, weight, *, out=None):
             raise RuntimeError(f"expected dtype {cpp_type_name(input.dtype)} for `{name}` but got "
                                f"dtype {cpp_type_name(t.dtype)}")
     if not isinstance(weight, Tensor):
+        weight = checked_scalar(weight, input.dtype, opmath=True)
         return binary("lerp", "lerp", input, end, out, "same", builtins.float(weight))
     dt = input.dtype
     return ternary("lerp", "lerp", input, end, weight, out, (dt, dt, dt))
@@ -293,7 +302,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     if dt is _dtype.bool:
         raise not_implemented("addcmul_cpu_out", dt)
     return ternary("addcmul", "addcmul", input, tensor1, tensor2, out, (dt, dt, dt),
-                   _scalar_value(value))
+                   _scalar_value(value, dt))
 
 
 _ADDCDIV_INT = (
@@ -311,13 +320,13 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         raise RuntimeError(_ADDCDIV_INT)
     dt = result_dtype((input, tensor1, tensor2))
     return ternary("addcdiv", "addcdiv", input, tensor1, tensor2, out, (dt, dt, dt),
-                   _scalar_value(value))
+                   _scalar_value(value, dt))
 
 
-def _scalar_value(value):
+def _scalar_value(value, dt):
     if isinstance(value, Tensor):
         value = value.item()
-    return builtins.float(value)
+    return builtins.float(checked_scalar(value, dt, opmath=True))
 
 
 # ---- closeness and equality ---------------------------------------------------------------

@@ -9,28 +9,22 @@ from .._device import device as _device_cls
 from .._storage import cpu_from_array
 from .._tensor import Tensor
 from . import alloc
+from . import args as _args
 
 _make = Tensor._make
 
 
 def _size(args, op="empty"):
+    """A shape from a factory's size arguments (``f(2, 3)``, ``f((2, 3))``): plain
+    non-negative ints take the fast path, anything else goes through args.sizes."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
-    for a in args:      # plain non-negative ints: the common case
+    for a in args:
         if a.__class__ is not builtins.int or a < 0:
             break
     else:
         return tuple(args)
-    try:
-        shape = tuple(builtins.int(a) if not isinstance(a, Tensor) else a.__index__() for a in args)
-    except TypeError:
-        raise TypeError(f"{op}(): argument 'size' must be tuple of ints, but found element of "
-                        f"type {type(args[0]).__name__}") from None
-    for s in shape:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(shape)}")
-    return shape
+    return _args.sizes(op, args)
 
 
 def _finish(t, requires_grad, out=None):
@@ -60,9 +54,14 @@ def _to_numpy(data):
         return data, _dtype.from_numpy_dtype(data.dtype)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
         data = _nested_items(data)
-    arr = np.asarray(data)
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    try:
+        arr = np.asarray(data)
+    except ValueError:
+        _check_ragged(data, 0, _first_sizes(data))
+        raise
+    if arr.dtype == object or arr.dtype.kind in "US":
+        _check_leaves(data)
+        return arr, _dtype.int64    # ints beyond int64: _check_values refuses them
     if arr.dtype.kind == "f":
         dt = _dtype.get_default_dtype() if not isinstance(data, np.generic) else \
             _dtype.from_numpy_dtype(arr.dtype)
@@ -71,11 +70,65 @@ def _to_numpy(data):
             _dtype.from_numpy_dtype(arr.dtype)
     elif arr.dtype.kind == "b":
         dt = _dtype.bool
-    elif arr.dtype.kind in "US":
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     else:
         dt = _dtype.from_numpy_dtype(arr.dtype)
     return arr, dt
+
+
+def _check_leaves(data):
+    """Raises PyTorch's error for the first element of nested data that is not a number;
+    returns quietly when all are (the data then held ints too large for int64)."""
+    for x in (_flat(data) if isinstance(data, (list, tuple)) else (data,)):
+        if isinstance(x, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+        if not isinstance(x, (builtins.int, builtins.float, np.number, np.bool_)):
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _first_sizes(data):
+    """The shape PyTorch reads off nested lists: the length at each depth of the first
+    elements."""
+    sizes = []
+    while isinstance(data, (list, tuple)):
+        sizes.append(len(data))
+        if not data:
+            break
+        data = data[0]
+    return sizes
+
+
+def _check_ragged(data, dim, sizes):
+    """Raises PyTorch's ValueError at the first list whose length differs from ``sizes``."""
+    if not isinstance(data, (list, tuple)) or dim >= len(sizes):
+        return
+    if len(data) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                         f"(got {len(data)})")
+    for x in data:
+        _check_ragged(x, dim + 1, sizes)
+
+
+def _check_values(arr, dt):
+    """PyTorch's checks of Python numbers stored into a tensor: ints beyond int64 are refused
+    unless stored as floats, and values out of range for an integer dtype (NaN and inf
+    included) raise "value cannot be converted to type int8 without overflow"."""
+    kind = arr.dtype.kind
+    if kind == "O" or (kind == "u" and arr.dtype.itemsize == 8):    # ints beyond int64
+        if dt.is_floating_point:
+            return np.asarray(arr, dtype=np.float64)
+        if dt is not _dtype.bool or kind == "O":
+            raise ValueError("Overflow when unpacking long long")
+    if dt.category != 1 or kind not in "iuf" or arr.dtype == dt.np or not arr.size:
+        return arr
+    if arr.dtype.kind == "f" or arr.size > 64:
+        cast = builtins.float if arr.dtype.kind == "f" else builtins.int
+        lo, hi = cast(arr.min()), cast(arr.max())   # NaN propagates
+    else:   # a few ints: Python's min/max skip NumPy's per-call cost
+        flat = arr.ravel().tolist()
+        lo, hi = builtins.min(flat), builtins.max(flat)
+    _args.check_range(lo, dt, dt.name)
+    _args.check_range(hi, dt, dt.name)
+    return arr
 
 
 def _flat(data):
@@ -96,19 +149,26 @@ def _nested_items(data):
 
 def _from_array(arr, dtype, device):
     """A new tensor holding a copy of a NumPy array converted to ``dtype``."""
+    src = _as_stored(arr, dtype)
+    out = alloc.empty(tuple(src.shape), dtype, _dtype_device_cpu())
+    return _store(out, src, device)
+
+
+def _as_stored(arr, dtype):
+    """``arr`` converted to the NumPy type that holds ``dtype``'s bits."""
     if dtype is _dtype.bfloat16:
         bits = np.asarray(arr, dtype=np.float32, order="C").view(np.uint32)
         rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round to nearest even
         nan = np.isnan(np.asarray(arr, dtype=np.float32))
-        src = np.asarray(np.where(nan, 0x7FC0, rounded), dtype=np.uint16)
-    else:
-        src = np.asarray(arr, dtype=dtype.np, order="C")
-    shape = tuple(src.shape)
-    out = alloc.empty(shape, dtype, _dtype_device_cpu())
-    np.copyto(np.ndarray(shape, dtype=src.dtype, buffer=out._storage.buf), src)
-    if device.type != "cpu":
-        out = to_device(out, device)
-    return out
+        return np.asarray(np.where(nan, 0x7FC0, rounded), dtype=np.uint16)
+    return np.asarray(arr, dtype=dtype.np, order="C")
+
+
+def _store(out, src, device):
+    """Copies the NumPy array ``src`` into the new CPU tensor ``out``, then moves it to
+    ``device``."""
+    np.copyto(np.ndarray(src.shape, dtype=src.dtype, buffer=out._storage.buf), src)
+    return out if device.type == "cpu" else to_device(out, device)
 
 
 def _dtype_device_cpu():
@@ -120,6 +180,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """A new tensor copying ``data`` (nested lists, numbers, NumPy arrays, tensors)."""
     arr, inferred = _to_numpy(data)
     dt = alloc.resolve_dtype(dtype, inferred) if dtype is not None else inferred
+    if not isinstance(data, (Tensor, np.ndarray)):     # Python data: PyTorch checks values
+        arr = _check_values(arr, dt)
     dev = alloc.resolve_device(device)
     return _finish(_pinned(_from_array(arr, dt, dev), pin_memory), requires_grad)
 
@@ -168,8 +230,8 @@ def _rebuild(arr, dtype_name, device, requires_grad):
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
-    return full((), s, dtype=dtype or _dtype.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+    return _full((), _args.scalar("scalar_tensor", "s", s, 1), alloc.resolve_dtype(dtype),
+                 device, requires_grad)
 
 
 # ---- factories ----------------------------------------------------------------------------
@@ -177,7 +239,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, out=None):
     """An uninitialised tensor of the given size."""
-    shape = _size(size)
+    shape = _size(size, "empty")
     if out is not None:
         from .views import resize_
         return resize_(out, shape)
@@ -195,38 +257,59 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
                   pin_memory=False):
-    size, stride = tuple(size), tuple(stride)
+    """An uninitialised tensor with the given sizes and strides (in elements)."""
+    size = _args.sizes("empty_strided", (_tuple_arg("empty_strided", "size", size, 1),))
+    stride = _args.int_list("empty_strided", "stride",
+                            (_tuple_arg("empty_strided", "stride", stride, 2),))
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality "
+                           f"of strides ({len(stride)})")
     dt = alloc.resolve_dtype(dtype)
-    need = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
-    st = alloc.storage(need * dt.itemsize, alloc.resolve_device(device))
+    nbytes = _args.storage_nbytes(size, dt.itemsize, stride)
+    st = alloc.storage(nbytes, alloc.resolve_device(device))
     return _finish(_make(st, size, stride, 0, dt), requires_grad)
+
+
+def _tuple_arg(op, name, value, pos):
+    """``value``, which PyTorch declares ``int[]`` with no single-int form: a lone number
+    raises its TypeError."""
+    if isinstance(value, (tuple, list)):
+        return value
+    raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be tuple of ints, not "
+                    f"{type(value).__name__}")
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
+    shape = _size((_tuple_arg("full", "size", size, 1),), "full")
+    value = _args.scalar("full", "fill_value", fill_value, 2)
     if dtype is None:
-        if isinstance(fill_value, builtins.bool):
-            dtype = _dtype.bool
-        elif isinstance(fill_value, builtins.int):
-            dtype = _dtype.int64
-        else:
-            dtype = _dtype.get_default_dtype()
-    t = alloc.empty(_size((size,) if isinstance(size, int) else size),
-                    alloc.resolve_dtype(dtype), alloc.resolve_device(device))
-    alloc.backend(t._storage.device).copy.fill(t, fill_value)
+        dtype = _dtype.bool if value.__class__ is builtins.bool else \
+            _dtype.int64 if value.__class__ is builtins.int else _dtype.get_default_dtype()
+    return _full(shape, value, alloc.resolve_dtype(dtype), device, requires_grad, out)
+
+
+def _full(shape, value, dt, device, requires_grad, out=None):
+    """A tensor of ``shape`` filled with the Python number ``value``, after PyTorch's
+    range check of the value for ``dt``."""
+    _args.check_range(value, dt)
+    if value.__class__ is builtins.int and value > _args.INT64_MAX:
+        value = builtins.float(value)   # a uint64 Scalar into a floating dtype
+    t = alloc.empty(shape, dt, alloc.resolve_device(device))
+    alloc.backend(t._storage.device).copy.fill(t, value)
     return _finish(t, requires_grad, out)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of zeros."""
-    return full(_size(size), 0, dtype=alloc.resolve_dtype(_out_dtype(dtype, out)), device=device,
-                requires_grad=requires_grad, out=out)
+    return _full(_size(size, "zeros"), 0, alloc.resolve_dtype(_out_dtype(dtype, out)), device,
+                 requires_grad, out)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of ones."""
-    return full(_size(size), 1, dtype=alloc.resolve_dtype(_out_dtype(dtype, out)), device=device,
-                requires_grad=requires_grad, out=out)
+    return _full(_size(size, "ones"), 1, alloc.resolve_dtype(_out_dtype(dtype, out)), device,
+                 requires_grad, out)
 
 
 def _out_dtype(dtype, out):
@@ -249,35 +332,39 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     dt, dev = _like(input, dtype, device)
-    return full(input._shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+    return _full(input._shape, _args.scalar("full_like", "fill_value", fill_value, 2), dt, dev,
+                 requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+    dt, dev = _like(input, dtype, device)
+    return _full(input._shape, 0, dt, dev, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+    dt, dev = _like(input, dtype, device)
+    return _full(input._shape, 1, dt, dev, requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    return empty(_size(size), dtype=dtype or self.dtype, device=device or self.device,
-                 requires_grad=requires_grad)
+    return empty(_size(size, "new_empty"), dtype=dtype or self.dtype,
+                 device=device or self.device, requires_grad=requires_grad)
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-    return zeros(_size(size), dtype=dtype or self.dtype, device=device or self.device,
-                 requires_grad=requires_grad)
+    return _full(_size(size, "new_zeros"), 0, alloc.resolve_dtype(dtype, self.dtype),
+                 device or self.device, requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-    return ones(_size(size), dtype=dtype or self.dtype, device=device or self.device,
-                requires_grad=requires_grad)
+    return _full(_size(size, "new_ones"), 1, alloc.resolve_dtype(dtype, self.dtype),
+                 device or self.device, requires_grad)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                requires_grad=requires_grad)
+    shape = _size((_tuple_arg("new_full", "size", size, 1),), "new_full")
+    return _full(shape, _args.scalar("new_full", "fill_value", fill_value, 2),
+                 alloc.resolve_dtype(dtype, self.dtype), device or self.device, requires_grad)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
@@ -287,55 +374,128 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 def _range_dtype(values, dtype):
     if dtype is not None:
-        return alloc.resolve_dtype(dtype)
-    if any(isinstance(v, builtins.float) or (isinstance(v, Tensor) and v.is_floating_point())
-           for v in values):
-        return _dtype.get_default_dtype()
-    return _dtype.int64
+        dt = alloc.resolve_dtype(dtype)
+    elif any(v.__class__ is builtins.float for v in values):
+        dt = _dtype.get_default_dtype()
+    else:
+        dt = _dtype.int64
+    return dt
+
+
+def _not_for_bool(op, dt):
+    if dt is _dtype.bool:
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for 'Bool'")
+
+
+def _fmt(v):
+    """A number as C++ streams print it in PyTorch's messages: 0, 0.5, nan, 1e+20."""
+    return f"{v:g}" if v.__class__ is builtins.float else str(v)
+
+
+def _range_bounds(start, end, step):
+    """PyTorch's checks of arange/range bounds, on the numbers as given."""
+    if not (step > 0 or step < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_fmt(start)} -> {_fmt(end)}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
+def _range_acc(dt, *values):
+    """The numbers arange/range accumulate in: floats for floating dtypes, else ints
+    truncated towards zero and range-checked for int64."""
+    if dt.is_floating_point:
+        return tuple(builtins.float(v) for v in values)
+    return tuple(builtins.int(_args.check_range(v, _dtype.int64)) for v in values)
+
+
+def _wrap64(v):
+    """``v`` wrapped to int64 as C++ arithmetic leaves it."""
+    return (v + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def _range_tensor(n, first, inc, dt, device):
+    """The 1-d tensor ``first + i * inc`` for i < n, computed in float64 or (wrapping)
+    int64 like PyTorch's kernels and cast to ``dt``."""
+    if not 0 <= n <= _args.INT64_MAX:
+        raise RuntimeError("invalid size, possible overflow?")
+    n = builtins.int(n)
+    out = alloc.empty((n,), dt, _dtype_device_cpu())    # before NumPy's temporaries of that size
+    acc = np.float64 if dt.is_floating_point else np.int64
+    arr = acc(first) + np.arange(n, dtype=acc) * acc(inc)
+    return _store(out, _as_stored(arr, dt), alloc.resolve_device(device))
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
     """Values from start (inclusive) to end (exclusive) spaced by step."""
     if end is None:
-        start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    dt = _range_dtype((start, end, step), _out_dtype(dtype, out))
-    start, end, step = vals
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0 and end != start:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    n = builtins.max(0, math.ceil((end - start) / step))
-    # compute in float64 / int64 like PyTorch's kernel, then cast
-    if dt.is_floating_point or any(isinstance(v, builtins.float) for v in vals):
-        arr = start + np.arange(n, dtype=np.float64) * step
+        start, end = 0, _args.scalar("arange", "end", start, 1)
     else:
-        arr = start + np.arange(n, dtype=np.int64) * step
-    return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad, out)
+        start = _args.scalar("arange", "start", start, 1)
+        end = _args.scalar("arange", "end", end, 2)
+    step = _args.scalar("arange", "step", step, 3)
+    dt = _range_dtype((start, end, step), _out_dtype(dtype, out))
+    _not_for_bool("arange", dt)
+    _range_bounds(start, end, step)
+    if dt is _dtype.int64:
+        # PyTorch counts in int64 arithmetic, overflow included (its answer for the
+        # widest ranges), dividing with C's truncation
+        xs, xe, xst = _range_acc(dt, start, end, step)
+        if xst == 0:
+            raise ValueError("step must be nonzero")
+        num = _wrap64(_wrap64(_wrap64(xe - xs) + xst) - (1 if xst > 0 else -1))
+        n = builtins.abs(num) // builtins.abs(xst) * (1 if (num < 0) == (xst < 0) else -1)
+    else:
+        d = (builtins.float(end) - builtins.float(start)) / builtins.float(step)
+        n = math.ceil(d) if math.isfinite(d) else d
+        if not 0 <= n <= _args.INT64_MAX:
+            raise RuntimeError("invalid size, possible overflow?")
+        xs, xst = _range_acc(dt, start, step)
+    return _finish(_range_tensor(n, xs, xst, dt, device), requires_grad, out)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
+          out=None):
     """Deprecated inclusive range (PyTorch's ``torch.range``)."""
     if end is None:
-        start, end = 0, start
-    n = builtins.int(math.floor((end - start) / step)) + 1
-    arr = start + np.arange(n, dtype=np.float64) * step
-    return _finish(_from_array(arr, alloc.resolve_dtype(dtype), alloc.resolve_device(device)),
-                   requires_grad)
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    start, end = _args.scalar("range", "start", start, 1), _args.scalar("range", "end", end, 2)
+    step = _args.scalar("range", "step", step, 3)
+    dt = alloc.resolve_dtype(_out_dtype(dtype, out))
+    _not_for_bool("range", dt)
+    _range_bounds(start, end, step)
+    xs, xe, xst = _range_acc(dt, start, end, step)
+    if xst == 0:    # a fractional step truncated for an integer dtype (PyTorch divides by it)
+        raise RuntimeError("step must be nonzero")
+    if dt.is_floating_point:
+        q = (xe - xs) / xst
+        n = builtins.int(q) + 1 if math.isfinite(q) else q
+    else:
+        n = (xe - xs) // xst + 1
+    return _finish(_range_tensor(n, xs, xst, dt, device), requires_grad, out)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
     """``steps`` values evenly spaced from start to end inclusive."""
+    start = _args.scalar("linspace", "start", start, 1)
+    end = _args.scalar("linspace", "end", end, 2)
+    steps = _args.to_int("linspace", "steps", steps, 3)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    start, end = [v.item() if isinstance(v, Tensor) else v for v in (start, end)]
     dt = alloc.resolve_dtype(_out_dtype(dtype, out))
-    arr = np.linspace(start, end, steps, dtype=np.float64)
+    _not_for_bool("linspace", dt)
+    if not dt.is_floating_point:    # PyTorch converts the bounds to the dtype first
+        start = builtins.int(_args.check_range(start, dt))
+        end = builtins.int(_args.check_range(end, dt))
+    _args.storage_nbytes((steps,), dt.itemsize)
+    arr = np.full(steps, builtins.float(start))
     if steps > 1:  # PyTorch fills the second half backwards from `end` for symmetry
-        step = (end - start) / (steps - 1)
+        step = (builtins.float(end) - builtins.float(start)) / (steps - 1)
         half = steps // 2
         idx = np.arange(steps)
-        arr = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx))
+        with np.errstate(invalid="ignore", over="ignore"):
+            arr = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx))
     if not dt.is_floating_point:
         arr = np.trunc(arr)
     return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad, out)
@@ -344,18 +504,24 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False,
              out=None):
     """``base ** linspace(start, end, steps)``."""
+    steps = _args.to_int("logspace", "steps", steps, 3)
+    base = _args.scalar("logspace", "base", base, 4)
+    dt = alloc.resolve_dtype(_out_dtype(dtype, out))
+    _not_for_bool("logspace", dt)
     lin = linspace(start, end, steps, dtype=_dtype.float64)._host_array()
-    arr = np.power(float(base), lin)
-    return _finish(_from_array(arr, alloc.resolve_dtype(_out_dtype(dtype, out)),
-                               alloc.resolve_device(device)), requires_grad, out)
+    with np.errstate(over="ignore", invalid="ignore"):
+        arr = np.power(builtins.float(base), lin)
+    return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad, out)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     """A 2-d tensor with ones on the diagonal."""
-    if n < 0 or (m is not None and m < 0):
+    n = _args.to_int("eye", "n", n, 1)
+    m = n if m is None else _args.to_int("eye", "m", m, 2)
+    if n < 0 or m < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}" if n < 0 else
                            f"m must be greater or equal to 0, got {m}")
-    m = n if m is None else m
+    _args.numel((n, m))
     t = zeros(n, m, dtype=_out_dtype(dtype, out), device=device)
     k = builtins.min(n, m)
     if k:

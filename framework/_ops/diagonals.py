@@ -6,7 +6,7 @@ import warnings
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from . import alloc
+from . import alloc, args
 from .pointwise import common_device
 from .shape import block, copy_into, promote, result
 from .views import _view, reshape
@@ -27,6 +27,7 @@ def _zeros(shape, dtype, device):
 def diag(input, diagonal=0, *, out=None):
     """1-d input: the square matrix with ``input`` on diagonal ``diagonal`` (zeros
     elsewhere). 2-d input: that diagonal as a 1-d tensor."""
+    diagonal = args.to_int("diag", "diagonal", diagonal, 2)
     nd = len(input._shape)
     if nd not in (1, 2):
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
@@ -46,8 +47,9 @@ def diag(input, diagonal=0, *, out=None):
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose (dim1, dim2) diagonals at ``offset`` hold the last dim of
     ``input``; zeros elsewhere."""
+    offset = args.to_int("diag_embed", "offset", offset, 2)
     nd = len(input._shape) + 1
-    d1, d2 = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    d1, d2 = _wrap_dim(dim1, nd, "diag_embed"), _wrap_dim(dim2, nd, "diag_embed")
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     m = input._shape[-1] + builtins.abs(offset)
@@ -62,6 +64,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 def diagflat(input, offset=0):
     """The 2-d tensor with the flattened ``input`` on diagonal ``offset``."""
+    offset = args.to_int("diagflat", "offset", offset, 2)
     return diag(reshape(input, (-1,)), offset)
 
 

@@ -29,6 +29,7 @@ import yaml
 
 from .._tensor import Tensor
 from . import pointwise
+from .overlap import check_internal
 
 OPS_YAML = os.path.join(os.path.dirname(os.path.dirname(__file__)), "ops.yaml")
 _SCHEMA = re.compile(r"^\s*([\w.]+)\((.*)\)\s*->\s*(.+)$")
@@ -132,6 +133,10 @@ def _inplace_method(op):
     fn = op.fn
 
     def method(self, *args, **kwargs):
+        # a tensor whose elements share memory cannot be written in place (PyTorch's rule);
+        # ``0 in stride`` keeps the common case to one test
+        if 0 in self._stride:
+            check_internal(self)
         return fn(self, *args, out=self, **kwargs)
     method.__name__ = method.__qualname__ = op.name + "_"
     method.__doc__ = f"In-place version of :func:`{op.name}`."

@@ -18,7 +18,9 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, views
+from .args import check_range, same_device, scalar, to_int
 from .indexing import slice_params
+from .overlap import check_internal
 from .pointwise import require_tensor, broadcast_shapes, expand_strides, type_name
 
 _int64 = _dtype.int64
@@ -86,10 +88,21 @@ def _is_int(i):
         not isinstance(i, (builtins.bool, np.bool_))
 
 
-def _prepare(t, index, kinds=None):
+def _index_on(i, device, put):
+    """Index tensor ``i`` on ``device``. As PyTorch: reading takes indices on the cpu or on
+    the indexed tensor's device (``cuda_t[cpu_idx]``), writing (index_put_) moves any."""
+    if not put and i._storage.device.type != "cpu":
+        raise RuntimeError(f"indices should be either on cpu or on the same device as the "
+                           f"indexed tensor ({device})")
+    from .pointwise import convert
+    return convert(i, i.dtype, device)
+
+
+def _prepare(t, index, kinds=None, put=False):
     """Applies the basic part of ``index`` (ints, slices, None, bools) as a view ``r`` and
     returns (r, {dim of r: int64 index tensor}). ``index`` has Ellipsis expanded. ``kinds``
-    (a list) receives "mask" or "long" for each tensor index, in order."""
+    (a list) receives "mask" or "long" for each tensor index, in order; ``put``: the
+    index is written through (index tensors on any device are moved to t's)."""
     if kinds is None:
         kinds = []
     if not isinstance(index, tuple):
@@ -102,6 +115,8 @@ def _prepare(t, index, kinds=None):
     for i in index:
         if isinstance(i, (list, np.ndarray)):
             i = _to_tensor(i, device)
+        elif isinstance(i, Tensor) and i._storage.device is not device:
+            i = _index_on(i, device, put)
         if isinstance(i, Tensor) and i.dim() == 0 and i.dtype in _select_dtypes:
             i = builtins.int(i.item())
         if isinstance(i, Tensor) and i.dim() == 0 and i.dtype in _mask_dtypes:
@@ -152,6 +167,8 @@ def _prepare(t, index, kinds=None):
             else:
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
+        elif isinstance(i, str):    # PyTorch tries it as the data of an index tensor
+            raise TypeError("new(): invalid data type 'str'")
         else:
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
                              "byte Variables are valid indices (got "
@@ -257,7 +274,8 @@ def _leading_mask(t, index):
     if not index or not isinstance(index[0], Tensor) or index[0].dtype is not _dtype.bool:
         return None
     m = index[0]
-    if m.dim() == 0 or m._shape != t._shape[:m.dim()]:
+    if m.dim() == 0 or m._shape != t._shape[:m.dim()] or m._storage.device is not \
+            t._storage.device:
         return None
     for i in index[1:]:
         if not (isinstance(i, slice) and i == _full):
@@ -313,6 +331,8 @@ def _put(plan, value, accumulate, op="index_put_", alpha=1):
     """Writes ``value`` (a tensor of r's dtype, broadcastable to the result) through plan."""
     r = plan.r
     strides = _value_strides(op, value, plan.out_shape)
+    if value._storage.device is not r._storage.device:     # after the shape check, as PyTorch
+        same_device(op, r, value)
     if not alloc.numel(plan.out_shape):
         return
     if value._storage is r._storage:
@@ -341,7 +361,7 @@ def _index_put(t, index, value, accumulate):
             _kernels(t).masked_fill(t, m, m._stride + (0,) * (t.dim() - m.dim()), value)
             return
     kinds = []
-    r, adv = _prepare(t, index, kinds)
+    r, adv = _prepare(t, index, kinds, put=True)
     t._storage.version += 1
     if not adv:     # only ints, slices, None: a copy into the view (converts)
         if accumulate:
@@ -361,8 +381,8 @@ def _index_put(t, index, value, accumulate):
                                f"{type_name(value.dtype)} for the source.")
     if not isinstance(value, Tensor):
         value = _value_tensor(t, value)
-    elif value._storage.device is not t._storage.device:
-        from .pointwise import convert
+    elif value._storage.device is not t._storage.device and not value.dim():
+        from .pointwise import convert      # a 0-d value may be on another device
         value = convert(value, t.dtype, t._storage.device)
     _put(_plan(r, adv), value, accumulate)
 
@@ -410,10 +430,10 @@ def index_put(input, indices, values, accumulate=False):
 
 # ---- ops along one dim ----------------------------------------------------------------
 
-def _check_index_vector(op, index, err=IndexError):
+def _check_index_vector(op, index, err=IndexError, dtype_msg=None):
     require_tensor(op, index, "index")
     if index.dtype not in _int_index_dtypes:
-        raise RuntimeError(f"{op}(): Expected dtype int32 or int64 for index")
+        raise RuntimeError(dtype_msg or f"{op}(): Expected dtype int32 or int64 for index")
     if index.dim() > 1:
         raise err(f"{op}(): Index is supposed to be a vector")
 
@@ -432,8 +452,15 @@ def _dim_plan(input, dim, index, style, prefix="", allow_negative=False):
 def index_select(input, dim, index, *, out=None):
     """Selects the entries of ``input`` along ``dim`` at ``index`` (a 1-d int tensor)."""
     _check_index_vector("index_select", index)
+    if dim.__class__ is not builtins.int:   # a 0-d integer tensor is an int here
+        dim = to_int("index_select", "dim", dim)
+    if index._storage.device is not input._storage.device or out is not None:
+        same_device("index_select", input, index, out)
     k = _kernels(input)
-    plan, _ = _dim_plan(input, dim, index, k.STYLE_SELF)
+    # PyTorch's CPU kernel has its own path (and error) along dim 1
+    style = k.STYLE_DATA if input.dim() > 1 and (dim == 1 or dim == 1 - input.dim()) \
+        else k.STYLE_SELF
+    plan, _ = _dim_plan(input, dim, index, style)
     shape = plan.out_shape if input.dim() else ()
     if out is not None:
         from .pointwise import check_out
@@ -459,6 +486,9 @@ def index_select(input, dim, index, *, out=None):
 
 
 def _check_source(op, input, dim, index, source):
+    dev = input._storage.device
+    if index._storage.device is not dev or source._storage.device is not dev:
+        same_device(op, input, index, source)
     d = _wrap_dim(dim, builtins.max(input.dim(), 1))
     n = index.numel()
     ok = source.dim() == input.dim() and all(
@@ -468,21 +498,28 @@ def _check_source(op, input, dim, index, source):
                            f"specified dimension. Got self.shape = {list(input._shape)} "
                            f"source.shape = {list(source._shape)}")
     sn = source._shape[d] if source.dim() else 1
+    if sn != n and op == "index_add_":
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({sn}), for dim: {dim}")
     if sn != n:
         raise IndexError(f"{op}(): Number of indices ({n}) should be equal to source.size(dim) "
                          f"({sn})")
 
 
 def _target(op, input, out):
-    """The tensor an index op writes into: out (checked, then filled with input) or a
-    clone of input."""
+    """The tensor an index op writes into: out (checked; the caller fills it with input
+    once the indices are checked) or a clone of input."""
     if out is None:
         return views.clone(input)
     from .pointwise import check_out
     check_out(op, out, input._shape, input.dtype, False)
-    if out is not input:
-        views.copy_(out, input)
     return out
+
+
+def _fill_target(out, input):
+    """Copies input into an out= target, once the indices passed their checks."""
+    if out is not None and out is not input:
+        views.copy_(out, input)
 
 
 def _source_as_result(plan, source):
@@ -495,25 +532,35 @@ def _source_as_result(plan, source):
 
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     """input with ``alpha * source`` added at ``index`` along ``dim`` (duplicates add up)."""
-    _check_index_vector("index_add", index)
+    _check_index_vector("index_add", index, dtype_msg=f"index_add_(): Expected dtype "
+                        f"int32/int64 for index but got: {type_name(index.dtype)}")
+    dim = to_int("index_add", "dim", dim)
     require_tensor("index_add", source, "source")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"index_add_(): self ({type_name(input.dtype)}) and source "
                            f"({type_name(source.dtype)}) must have the same scalar type")
-    _check_source("index_add", input, dim, index, source)
+    _check_source("index_add_", input, dim, index, source)
     if isinstance(alpha, builtins.float) and input.dtype.category < 2:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
     res = _target("index_add", input, out)
     k = _kernels(res)
-    plan, _ = _dim_plan(res, dim, index, k.STYLE_SELF)
+    d = _wrap_dim(dim, builtins.max(input.dim(), 1))
+    # PyTorch's CPU kernel takes its scatter_add path, whose error is a RuntimeError naming
+    # the dim, for int64 indices along the first or last of several dims with alpha 1
+    runtime = input.dim() > 1 and d in (0, input.dim() - 1) and index.dtype is _int64 and \
+        alpha == 1
+    plan, _ = _dim_plan(res, dim, index, k.STYLE_RUNTIME if runtime else k.STYLE_SELF)
+    _fill_target(out, input)
     _put(plan, _source_as_result(plan, source), True, "index_add_", alpha)
     return res
 
 
 def index_copy(input, dim, index, source, *, out=None):
     """input with the slices of ``source`` copied to positions ``index`` along ``dim``."""
+    _check_long("index_copy_", index)
     _check_index_vector("index_copy_", index)
+    dim = to_int("index_copy", "dim", dim)
     require_tensor("index_copy", source, "source")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
@@ -523,6 +570,7 @@ def index_copy(input, dim, index, source, *, out=None):
     res = _target("index_copy", input, out)
     k = _kernels(res)
     plan, _ = _dim_plan(res, dim, index, k.STYLE_PREFIX, "index_copy_(): ")
+    _fill_target(out, input)
     _put(plan, _source_as_result(plan, source), False, "index_copy_")
     return res
 
@@ -530,15 +578,18 @@ def index_copy(input, dim, index, source, *, out=None):
 def index_fill_(input, dim, index, value):
     """Fills the entries of ``input`` at ``index`` along ``dim`` with ``value``."""
     require_tensor("index_fill_", index, "index")
+    dim = to_int("index_fill_", "dim", dim)
     if index.dtype is not _int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.dim() > 1:
         raise RuntimeError("Index has to be a vector/scalar")
+    if index._storage.device is not input._storage.device:
+        same_device("index_fill_", input, index)
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.dim()} dimension(s).")
-        value = value.item()
+    value = check_range(scalar("index_fill_", "value", value), input.dtype)
     input._storage.version += 1
     if index.numel() == 0 or input.numel() == 0:
         return input
@@ -575,6 +626,8 @@ def _check_long(op, index):
 def take(input, index, *, out=None):
     """input viewed as 1-d, read at ``index``; the result has index's shape."""
     _check_long("take", index)
+    if index._storage.device is not input._storage.device or out is not None:
+        same_device("take", input, index, out)
     plan = _take_plan(input, index)
     if out is None:
         return _gather(plan)
@@ -590,6 +643,11 @@ def put_(input, index, source, accumulate=False):
     """Writes ``source`` into input viewed as 1-d at ``index`` (accumulate adds up)."""
     _check_long("put_", index)
     require_tensor("put_", source, "source")
+    dev = input._storage.device
+    if index._storage.device is not dev or source._storage.device is not dev:
+        same_device("put_", input, index, source)
+    if 0 in input._stride:      # the only cheap sign of elements sharing memory
+        check_internal(input)
     if source.dtype is not input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
                            f"self.dtype = {type_name(input.dtype)} and source.dtype = "

@@ -72,6 +72,8 @@ def slice_params(sl, size, stride):
     """(element offset, length, stride) of slicing a dim of ``size`` and ``stride``; steps
     must be positive, as in PyTorch."""
     step = 1 if sl.step is None else builtins.int(sl.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
     if step <= 0:
         raise ValueError("step must be greater than zero")
     start, stop, _ = slice(sl.start, sl.stop, 1).indices(size)
@@ -134,10 +136,20 @@ def _advanced():
 _row_index_dtypes = (_dtype.int64, _dtype.int32)
 
 
+def _check_not_0d(t, c):
+    """PyTorch's errors for ``t[i]`` and ``t[a:b]`` on a 0-d tensor."""
+    if not t._shape and c is builtins.int:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    if not t._shape and c is slice:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+
+
 def getitem(t, index):
     c = index.__class__
     if (c is builtins.int or c is slice) and t._shape:   # t[i], t[a:b]: the common cases
         return basic_view(t, (index,))
+    _check_not_0d(t, c)
     if c is tuple and _ints_and_slices(index, len(t._shape)):
         return basic_view(t, index)
     if c is Tensor and index.dtype in _row_index_dtypes and index._shape and t._shape \
@@ -156,12 +168,26 @@ def _check_value(t, value):
         raise TypeError(f"can't assign a {type(value).__name__} to a {t.type()}")
 
 
+def _expanded_value(value, shape):
+    """value broadcast to the shape it is assigned to, as PyTorch's copy_to (leading 1s
+    dropped first, then expand: a mismatch raises expand's error)."""
+    i = 0
+    while i < value.dim() and value._shape[i] == 1:
+        i += 1
+    if i:
+        value = views._view(value, value._shape[i:], value._stride[i:], value._offset)
+    return views.expand(value, shape)
+
+
 def setitem(t, index, value):
     _check_value(t, value)
+    _check_not_0d(t, index.__class__)
     index = _normalize(index)
     if _is_basic(index):
         target = basic_view(t, index)
         if isinstance(value, Tensor):
+            if value._shape != target._shape and value.dim():
+                value = _expanded_value(value, target._shape)
             views.copy_(target, value)
         else:
             views.fill_(target, value)

@@ -4,7 +4,7 @@ chain_matmul."""
 import builtins
 
 from .._tensor import Tensor, _wrap_dim
-from . import alloc, views
+from . import alloc, args as _args, views
 from .linalg import _check_tensor, _copy_out, _cpp, _device, _gemm, _no_bool
 from .pointwise import broadcast_shapes, type_name
 
@@ -185,6 +185,7 @@ def matrix_power(A, n, *, out=None):
     """A^n for square matrices (batched) by repeated squaring; n = 0 gives the identity and
     n < 0 the power of the inverse."""
     _check_tensor("linalg_matrix_power", A, 1, "A")
+    n = _args.to_int("linalg_matrix_power", "n", n, 2)
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
                            "dimensions.")

@@ -14,11 +14,11 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc
-from .pointwise import require_tensor, type_name
-
-
-class LinAlgError(RuntimeError):
-    """Raised when a decomposition or solve fails on its input (torch.linalg.LinAlgError)."""
+from . import args as _args
+from .linalg_checks import (LinAlgError, batch_prefix, check_bool, check_float, check_matrix,
+                            first_failure, nan_whole, not_implemented, potrf_info, singular,
+                            host_svd, zero_pivot)
+from .pointwise import broadcast_shapes, require_tensor, type_name
 
 
 _qr_t = collections.namedtuple("linalg_qr", ["Q", "R"])
@@ -44,72 +44,21 @@ def _back(arr, dtype, device):
     return _from_array(np.asarray(arr), dtype, device)
 
 
-def _check_float(op, x, low_precision=True):
-    require_tensor(op, x, "A", 1)
-    if x.dtype.category < 2:
-        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
-                           f"{type_name(x.dtype)}")
-    if low_precision and x.dtype.itemsize == 2:
-        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {type_name(x.dtype)}")
-
-
-def _check_matrix(op, x, square=True):
-    if x.dim() < 2:
-        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    if square and x._shape[-1] != x._shape[-2]:
-        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
-                           f"{x._shape[-2]} by {x._shape[-1]} matrices")
-
-
-def _batch_prefix(arr, i):
-    return f"(Batch element {i}): " if arr.ndim > 2 else ""
-
-
-def _first_failure(arr, fails):
-    """Index (flat over batch dims) of the first matrix for which ``fails`` is true."""
-    flat = arr.reshape((-1,) + arr.shape[-2:])
-    for i, m in enumerate(flat):
-        if fails(m):
-            return i, m
-    return 0, flat[0]
-
-
-def _singular(m):
-    try:
-        np.linalg.inv(m)
-        return False
-    except np.linalg.LinAlgError:
-        return True
-
-
-def _zero_pivot(m):
-    """1-based index of the first zero pivot of LU with partial pivoting (as getrf)."""
-    a = np.array(m, dtype=np.float64)
-    n = a.shape[0]
-    for j in range(n):
-        p = j + int(np.argmax(np.abs(a[j:, j])))
-        if a[p, j] == 0:
-            return j + 1
-        a[[j, p]] = a[[p, j]]
-        a[j + 1:, j:] -= np.outer(a[j + 1:, j] / a[j, j], a[j, j:])
-    return n
-
-
 # ---- solvers and inverses ------------------------------------------------------------------
 
 def inv(A, *, out=None):
     """The inverse of each square matrix in ``A`` (batched over leading dims)."""
-    _check_float("linalg.inv", A)
-    _check_matrix("linalg.inv", A)
+    check_float("linalg.inv", A)
+    check_matrix("linalg.inv", A)
     a = _host(A)
     try:
         r = np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        i, m = _first_failure(a, _singular)
-        raise LinAlgError(f"linalg.inv: {_batch_prefix(a, i)}The diagonal element "
-                          f"{_zero_pivot(m)} is zero, the inversion could not be completed "
+        i, m = first_failure(a, singular)
+        raise LinAlgError(f"linalg.inv: {batch_prefix(a, i)}The diagonal element "
+                          f"{zero_pivot(m)} is zero, the inversion could not be completed "
                           f"because the input matrix is singular.") from None
-    return _finish(_back(r, A.dtype, A._storage.device), out)
+    return _finish(_back(nan_whole(a, r), A.dtype, A._storage.device), out)
 
 
 def inverse(input, *, out=None):
@@ -119,19 +68,23 @@ def inverse(input, *, out=None):
 
 def det(A, *, out=None):
     """The determinant of each square matrix in ``A``."""
-    _check_float("linalg.det", A, low_precision=False)
+    check_float("linalg.det", A, low_precision=False)
     if A.dtype.itemsize == 2:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{type_name(A.dtype)}'")
-    _check_matrix("linalg.det", A)
+    check_matrix("linalg.det", A)
     return _finish(_back(np.linalg.det(_host(A)), A.dtype, A._storage.device), out)
 
 
 def solve(A, B, *, left=True, out=None):
     """The solution X of A X = B (or X A = B when ``left=False``); B may be a vector or a
     batch of vectors when its shape allows it (PyTorch's rule)."""
-    _check_float("linalg.solve", A)
-    _check_matrix("linalg.solve", A)
+    check_float("linalg.solve", A, low_precision=False)
+    if A.dtype.itemsize == 2:
+        not_implemented("lu_cpu", A)
+    check_matrix("linalg.solve", A)
     require_tensor("linalg_solve", B, "B", 2)
+    if B.dim() == 0:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {type_name(A.dtype)} and B of type "
@@ -153,9 +106,10 @@ def solve(A, B, *, left=True, out=None):
     try:
         x = np.linalg.solve(a, bm)
     except np.linalg.LinAlgError:
-        i, _ = _first_failure(a, _singular)
-        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, i)}The solver failed "
+        i, _ = first_failure(a, singular)
+        raise LinAlgError(f"torch.linalg.solve: {batch_prefix(a, i)}The solver failed "
                           f"because the input matrix is singular.") from None
+    x = nan_whole(a, x)
     x = x[..., 0] if vector else x
     if not left and not vector:
         x = np.swapaxes(x, -1, -2)
@@ -164,20 +118,27 @@ def solve(A, B, *, left=True, out=None):
 
 def cholesky(A, *, upper=False, out=None):
     """Lower (or upper) triangular L with A = L L^T for symmetric positive-definite A."""
-    _check_float("linalg.cholesky", A, low_precision=False)
+    check_float("linalg.cholesky", A, low_precision=False)
     if A.dtype.itemsize == 2:
         raise NotImplementedError(f"\"cholesky_cpu\" not implemented for "
                                   f"'{type_name(A.dtype)}'")
-    _check_matrix("linalg.cholesky", A)
+    check_matrix("linalg.cholesky", A)
+    check_bool("linalg_cholesky", "upper", upper)
     a = _host(A)
     # LAPACK reads only the lower triangle, as PyTorch does
     sym = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
     try:
-        r = np.linalg.cholesky(sym)
+        with np.errstate(invalid="ignore"):
+            r = np.linalg.cholesky(sym)
     except np.linalg.LinAlgError:
-        i, m = _first_failure(sym, lambda m: not _is_pd(m))
-        order = next(k for k in range(1, m.shape[0] + 1) if not _is_pd(m[:k, :k]))
-        raise LinAlgError(f"linalg.cholesky: {_batch_prefix(a, i)}The factorization could not "
+        r = None
+    if r is None or not np.isfinite(r).all():   # NumPy lets NaN through: ask potrf
+        i, m = first_failure(sym, potrf_info)
+        order = potrf_info(m) or (m.shape[0] if r is None else 0)
+    else:
+        order = 0
+    if order:
+        raise LinAlgError(f"linalg.cholesky: {batch_prefix(a, i)}The factorization could not "
                           f"be completed because the input is not positive-definite (the "
                           f"leading minor of order {order} is not positive-definite).") from None
     if upper:
@@ -185,21 +146,13 @@ def cholesky(A, *, upper=False, out=None):
     return _finish(_back(r, A.dtype, A._storage.device), out)
 
 
-def _is_pd(m):
-    try:
-        np.linalg.cholesky(m)
-        return True
-    except np.linalg.LinAlgError:
-        return False
-
-
 def qr(A, mode="reduced", *, out=None):
     """QR decomposition A = Q R; ``mode`` is 'reduced', 'complete' or 'r' (Q empty)."""
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            f"'reduced' (default), 'r', or 'complete'")
-    _check_float("linalg.qr", A, low_precision=False)
-    _check_matrix("linalg.qr", A, square=False)
+    check_float("linalg.qr", A, low_precision=False)
+    check_matrix("linalg.qr", A, square=False)
     q, r = np.linalg.qr(_host(A), mode="complete" if mode == "complete" else "reduced")
     dev = A._storage.device
     if mode == "r":
@@ -215,12 +168,12 @@ def qr_(input, some=True, *, out=None):
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition A = U diag(S) Vh, singular values descending."""
-    _check_float("linalg.svd", A, low_precision=False)
+    check_float("linalg.svd", A, low_precision=False)
     if A.dtype.itemsize == 2:
         raise NotImplementedError(f"\"linalg_svd_cpu\" not implemented for "
                                   f"'{type_name(A.dtype)}'")
-    _check_matrix("linalg.svd", A, square=False)
-    u, s, vh = np.linalg.svd(_host(A), full_matrices=full_matrices)
+    check_matrix("linalg.svd", A, square=False)
+    u, s, vh = host_svd(_host(A), full_matrices=full_matrices)
     dev = A._storage.device
     return _finish_all(_svd_t(_back(u, A.dtype, dev), _back(s, A.dtype, dev),
                               _back(vh, A.dtype, dev)), out)
@@ -239,7 +192,7 @@ def svd_(input, some=True, compute_uv=True, *, out=None):
     if compute_uv:
         u, s, vh = dispatcher.function("linalg.svd")(input, full_matrices=not some)
         return _finish_all(_old_svd_t(u, s, vh.mT), out)
-    _check_matrix("svd", input, square=False)
+    check_matrix("svd", input, square=False)
     from .creation import zeros
     s = dispatcher.function("linalg.svdvals")(input)
     batch, (m, n) = tuple(input.shape[:-2]), tuple(input.shape[-2:])
@@ -251,8 +204,10 @@ def svd_(input, some=True, compute_uv=True, *, out=None):
 def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices; reads
     only the ``UPLO`` triangle."""
-    _check_float("linalg.eigh", A, low_precision=False)
-    _check_matrix("linalg.eigh", A)
+    require_tensor("linalg.eigh", A, "A", 1)
+    if not A.dtype.is_floating_point or A.dtype.itemsize == 2:
+        not_implemented("linalg_eigh_cpu", A)
+    check_matrix("linalg.eigh", A)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     w, v = np.linalg.eigh(_host(A), UPLO=UPLO)
@@ -260,43 +215,63 @@ def eigh(A, UPLO="L", *, out=None):
     return _finish_all(_eigh_t(_back(w, A.dtype, dev), _back(v, A.dtype, dev)), out)
 
 
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
 def lstsq(A, B, rcond=None, *, driver=None):
-    """Least-squares solution of A X = B (minimum norm); residuals are returned for full
-    rank tall A (else empty), rank and singular values as PyTorch's 'gelsd' driver."""
-    _check_float("linalg.lstsq", A, low_precision=False)
+    """Least-squares solution of A X = B (minimum norm) as PyTorch's CPU drivers return it:
+    rank except for 'gels', singular values for 'gelsd'/'gelss', residuals for tall A of
+    full rank except with 'gelsy' (the default)."""
+    require_tensor("linalg.lstsq", A, "A", 1)
+    require_tensor("linalg.lstsq", B, "B", 2)
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {type_name(A.dtype)} and other's "
                            f"dtype {type_name(B.dtype)}")
-    _check_matrix("torch.linalg.lstsq", A, square=False)
+    if A.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if not 0 <= A.dim() - B.dim() <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to "
+                           "other.dim() and (input.dim() - other.dim()) <= 1")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    if rcond is not None:
+        rcond = builtins.float(_args.scalar("linalg_lstsq", "rcond", rcond))
     vector = B.dim() == A.dim() - 1
     a, b = _host(A), _host(B)
     bm = b[..., None] if vector else b
     if bm.shape[-2] != a.shape[-2]:
-        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    batch = np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
-    a = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
-    bm = np.broadcast_to(bm, batch + bm.shape[-2:]).reshape((-1,) + bm.shape[-2:])
-    m, n = a.shape[-2:]
-    sols, res, ranks, svs = [], [], [], []
-    for ai, bi in zip(a, bm):
-        rc = rcond if rcond is not None else np.finfo(ai.dtype).eps * max(m, n)
-        x, r, k, s = np.linalg.lstsq(ai, bi, rcond=rc)
-        sols.append(x)
-        res.append(r)
-        ranks.append(k)
-        svs.append(s)
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match "
+                           f"other.size({-1 if vector else -2})")
+    batch = tuple(broadcast_shapes(a.shape[:-2], bm.shape[:-2]))
+    (m, n), k = a.shape[-2:], bm.shape[-1]
+    nb = math.prod(batch)
+    a = np.broadcast_to(a, batch + (m, n)).reshape((nb, m, n))
+    bm = np.broadcast_to(bm, batch + (m, k)).reshape((nb, m, k))
+    x = np.zeros((len(a), n, k), a.dtype)
+    res, ranks = np.zeros((len(a), k), a.dtype), np.zeros(len(a), np.int64)
+    svs = np.zeros((len(a), min(m, n)), a.dtype)
+    for i in builtins.range(len(a) if a.size and bm.size else 0):
+        rc = rcond if rcond is not None else np.finfo(a.dtype).eps * max(m, n)
+        x[i], r, ranks[i], svs[i] = np.linalg.lstsq(a[i], bm[i], rcond=rc)
+        if driver == "gels" and ranks[i] < n:
+            raise LinAlgError(f"torch.linalg.lstsq: The least squares solution could not be "
+                              f"computed because the input matrix does not have full rank "
+                              f"(error code: {ranks[i] + 1}).")
+        res[i] = r if len(r) else 0
     dev = A._storage.device
-    x = np.stack(sols).reshape(batch + (n, bm.shape[-1])) if sols else \
-        np.zeros(batch + (n, bm.shape[-1]), a.dtype)
-    if vector:
-        x = x[..., 0]
-    full = m > n and all(k == n for k in ranks)
-    r = np.stack(res).reshape(batch + (bm.shape[-1],)) if full and res else np.zeros((0,), a.dtype)
-    return _lstsq_t(_back(x, A.dtype, dev), _back(r, A.dtype, dev),
-                    _back(np.array(ranks).reshape(batch), _dtype.int64, dev),
-                    _back(np.stack(svs).reshape(batch + (min(m, n),)) if svs else
-                          np.zeros(batch + (min(m, n),), a.dtype), A.dtype, dev))
+    x = x.reshape(batch + (n, k))
+    full = m > n and driver != "gelsy" and (ranks == n).all() and a.size
+    none = np.zeros((0,), a.dtype)
+    return _lstsq_t(_back(x[..., 0] if vector else x, A.dtype, dev),
+                    _back(res.reshape(batch + (k,)) if full else none, A.dtype, dev),
+                    _back(ranks.reshape(batch) if driver != "gels" else none, _dtype.int64, dev),
+                    _back(svs.reshape(batch + (min(m, n),)) if driver in ("gelsd", "gelss") else
+                          none, A.dtype, dev))
 
 
 def _finish_all(results, out):
@@ -447,10 +422,10 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def slogdet(A, *, out=None):
     """(sign, log|det|) of each square matrix: stable where det itself would overflow."""
-    _check_float("linalg.slogdet", A, low_precision=False)
+    check_float("linalg.slogdet", A, low_precision=False)
     if A.dtype.itemsize == 2:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{type_name(A.dtype)}'")
-    _check_matrix("linalg.slogdet", A)
+    check_matrix("linalg.slogdet", A)
     sign, logabs = np.linalg.slogdet(_host(A))
     dev = A._storage.device
     return _finish_all(_slogdet_t(_back(sign, A.dtype, dev), _back(logabs, A.dtype, dev)), out)
@@ -469,18 +444,21 @@ def logdet(input):
 
 
 def _check_logdet(x):
-    _check_float("linalg.det", x, low_precision=False)
-    _check_matrix("linalg.det", x)
+    check_float("linalg.det", x, low_precision=False)
+    check_matrix("linalg.det", x)
     return x
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * sigma_max) are
     treated as zero (rtol defaults to eps * max(m, n) when atol is not given)."""
-    _check_float("linalg.pinv", A, low_precision=False)
-    _check_matrix("linalg.pinv", A, square=False)
+    require_tensor("linalg.pinv", A, "A", 1)
+    if A.dim() < 2 or A.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError(f"linalg.pinv({type_name(A.dtype)}{{{list(A._shape)}}}): expected a "
+                           f"tensor with 2 or more dimensions of float, double, cfloat or "
+                           f"cdouble types")
     a = _host(A)
-    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    u, s, vh = host_svd(a, full_matrices=False)
     cut = _cutoff(a, s, atol, rtol)
     inv_s = np.where(s > cut[..., None], 1.0 / np.where(s == 0, 1, s), 0.0)
     r = np.matmul(np.swapaxes(vh, -1, -2) * inv_s[..., None, :], np.swapaxes(u, -1, -2))
@@ -506,20 +484,24 @@ def eigvalsh(A, UPLO="L", *, out=None):
 
 def svdvals(A, *, driver=None, out=None):
     """Singular values (descending) of each matrix."""
-    _check_float("linalg.svd", A, low_precision=False)
-    _check_matrix("linalg.svd", A, square=False)
-    s = np.linalg.svd(_host(A), compute_uv=False)
+    check_float("linalg.svd", A, low_precision=False)
+    check_matrix("linalg.svd", A, square=False)
+    s = host_svd(_host(A), compute_uv=False)
     return _finish(_back(s, A.dtype, A._storage.device), out)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Number of singular values above max(atol, rtol * sigma_max) (an int64 tensor)."""
-    _check_float("linalg.matrix_rank", A, low_precision=False)
+    require_tensor("linalg.matrix_rank", A, "A", 1)
+    if A.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
+                           "2 dimensions.")
     if hermitian:
         s = np.abs(_host(eigh(A).eigenvalues))
     else:
-        _check_matrix("linalg.matrix_rank", A, square=False)
-        s = np.linalg.svd(_host(A), compute_uv=False)
+        s = host_svd(_host(A), compute_uv=False)
     cut = _cutoff(_host(A), s, atol, rtol)
     r = (s > cut[..., None]).sum(-1)
     return _finish(_back(r, _dtype.int64, A._storage.device), out)
@@ -528,8 +510,11 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """Solution X of A X = B (or X A = B) for triangular A, reading only its ``upper`` or
     lower triangle (with ones on the diagonal when ``unitriangular``)."""
-    _check_float("linalg.solve_triangular", A, low_precision=False)
-    _check_matrix("linalg.solve_triangular", A)
+    require_tensor("linalg.solve_triangular", A, "A", 1)
+    if not A.dtype.is_floating_point or A.dtype.itemsize == 2:
+        not_implemented("triangular_solve_cpu", A)
+    check_bool("linalg_solve_triangular", "upper", upper)
+    check_matrix("linalg.solve_triangular", A)
     if B.dim() < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
                            "dimensions.")

@@ -4,11 +4,13 @@ from .. import _dtype
 from .._tensor import Tensor
 from . import alloc, views
 from . import index as _index
+from .args import check_range, invalid_combination, same_device, scalar
+from .overlap import check_internal
 from .pointwise import require_tensor, broadcast_shapes, check_out, expand_strides, type_name
 
 _bool = _dtype.bool
 # the C++ type names PyTorch prints for a non-bool mask
-_CPP_NAMES = {_dtype.uint8: "unsigned char", _dtype.int8: "signed char",
+_CPP_NAMES = {_dtype.bool: "bool", _dtype.uint8: "unsigned char", _dtype.int8: "signed char",
               _dtype.int16: "short int", _dtype.int32: "int", _dtype.int64: "long int",
               _dtype.float16: "c10::Half", _dtype.bfloat16: "c10::BFloat16",
               _dtype.float32: "float", _dtype.float64: "double"}
@@ -24,13 +26,23 @@ def _check_tensor(op, name, x):
 
 # ---- masked_fill --------------------------------------------------------------------------
 
-def _fill_value(value):
-    if isinstance(value, Tensor):
-        if value.dim() != 0:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
-                               f"got tensor with {value.dim()} dimension(s).")
-        return value.item()
-    return value
+def _fill_value(op, input, mask, value):
+    """value as a number that fits input's dtype; a 0-d value tensor may be on the cpu for
+    a cuda input."""
+    if not isinstance(value, Tensor):
+        try:
+            value = scalar(op, "value", value)
+        except TypeError:
+            raise invalid_combination(op, (mask, value), ("Tensor mask, Tensor value",
+                                                          "Tensor mask, Number value")) from None
+        return check_range(value, input.dtype)
+    if value.dim() != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.dim()} dimension(s).")
+    if value._storage.device is not input._storage.device and \
+            input._storage.device.type == "cpu":
+        raise RuntimeError("masked_fill_: Expected inputs to be on same device")
+    return check_range(value.item(), input.dtype)
 
 
 def masked_fill_(input, mask, value):
@@ -39,7 +51,10 @@ def masked_fill_(input, mask, value):
     if mask.dtype is not _bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{_CPP_NAMES[mask.dtype]}")
-    value = _fill_value(value)
+    if mask._storage.device is not input._storage.device:
+        raise RuntimeError(f"expected self and mask to be on the same device, but got mask on "
+                           f"{mask._storage.device} and self on {input._storage.device}")
+    value = _fill_value("masked_fill_", input, mask, value)
     shape = broadcast_shapes(input._shape, mask._shape)
     if shape != input._shape:
         raise RuntimeError(f"output with shape {list(input._shape)} doesn't match the broadcast "
@@ -53,7 +68,8 @@ def masked_fill_(input, mask, value):
 def masked_fill(input, mask, value):
     """A copy of input with ``value`` where ``mask`` is True (both broadcast)."""
     _check_tensor("masked_fill", "mask", mask)
-    shape = broadcast_shapes(input._shape, mask._shape)
+    value = _fill_value("masked_fill", input, mask, value)
+    shape = broadcast_shapes(mask._shape, input._shape)   # PyTorch's order (mask is "a")
     res = views.clone(views.expand(input, shape))
     return masked_fill_(res, mask, value)
 
@@ -65,7 +81,9 @@ def masked_select(input, mask, *, out=None):
     _check_tensor("masked_select", "mask", mask)
     if mask.dtype is not _bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = broadcast_shapes(input._shape, mask._shape)
+    shape = broadcast_shapes(mask._shape, input._shape)   # PyTorch's order (mask is "a")
+    if mask._storage.device is not input._storage.device or out is not None:
+        same_device("masked_select", input, mask, out)
     res = _index.masked_select_values(input, expand_strides(input, shape), mask,
                                       expand_strides(mask, shape), shape)
     if out is None:
@@ -85,6 +103,11 @@ def masked_scatter_(input, mask, source):
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{type_name(input.dtype)} and {type_name(source.dtype)}")
+    dev = input._storage.device
+    if mask._storage.device is not dev or source._storage.device is not dev:
+        same_device("masked_scatter_", input, mask, source)
+    if 0 in input._stride:      # the only cheap sign of elements sharing memory
+        check_internal(input)
     shape = broadcast_shapes(input._shape, mask._shape)
     if shape != input._shape:
         raise RuntimeError(f"output with shape {list(input._shape)} doesn't match the broadcast "
@@ -109,7 +132,7 @@ def masked_scatter_(input, mask, source):
 def masked_scatter(input, mask, source):
     """Out-of-place masked_scatter_ (input and mask broadcast)."""
     _check_tensor("masked_scatter", "mask", mask)
-    shape = broadcast_shapes(input._shape, mask._shape)
+    shape = broadcast_shapes(mask._shape, input._shape)   # PyTorch's order (mask is "a")
     return masked_scatter_(views.clone(views.expand(input, shape)), mask, source)
 
 

@@ -19,7 +19,10 @@ import warnings
 
 from .. import _dtype
 from .._tensor import Tensor
+from .._device import CPU
 from . import alloc
+from .args import check_range
+from .overlap import check_internal, check_partial
 
 _T = Tensor
 _float_types = (builtins.float, builtins.int, builtins.bool)
@@ -139,6 +142,20 @@ def convert(x, dtype, device):
     return out
 
 
+def checked_scalar(value, dtype, opmath=False):
+    """A Python number after PyTorch's checked conversion to ``dtype`` (``opmath``: to the
+    dtype the op computes in, float32 for float16/bfloat16), which raises "value cannot be
+    converted to type c10::Half without overflow" when it does not fit."""
+    c = value.__class__
+    if c is builtins.float or c is builtins.int:
+        if -65504.0 <= value <= 65504.0 and dtype.is_floating_point:
+            return value        # fits every floating dtype: the common case, kept cheap
+        if opmath and (dtype is _f16 or dtype is _bf16):
+            dtype = _dtype.float32
+        check_range(value, dtype)
+    return value
+
+
 def require_tensor(op, x, name, pos=None):
     """Raises PyTorch's TypeError when an argument that must be a tensor is not one."""
     if not isinstance(x, _T):
@@ -149,10 +166,14 @@ def require_tensor(op, x, name, pos=None):
 
 # ---- outputs --------------------------------------------------------------------------
 
-def check_out(op, out, shape, dtype, is_inplace):
+def check_out(op, out, shape, dtype, is_inplace, inputs=None):
     """Validates an ``out=`` or in-place target; resizes an ``out=`` tensor of another shape
-    (with PyTorch's warning when it was not empty). Returns the tensor to write into."""
+    (with PyTorch's warning when it was not empty). Returns the tensor to write into.
+    ``inputs``: the op's operands, checked with ``out`` by PyTorch's memory-overlap rules
+    before anything is resized or written (None: the caller applies its own rules)."""
     require_tensor(op, out, "out")
+    if inputs is not None:
+        check_overlap(out, inputs)
     if not _dtype.can_cast(dtype, out.dtype):
         raise RuntimeError(f"result type {dtype.scalar_name} can't be cast to the desired "
                            f"output type {out.dtype.scalar_name}")
@@ -168,6 +189,17 @@ def check_out(op, out, shape, dtype, is_inplace):
         resize_(out, shape)
     out._storage.version += 1
     return out
+
+
+def check_overlap(out, inputs):
+    """Refuses a written-to tensor whose elements share memory, and inputs (tensors or
+    numbers) that share part but not all of its memory (overlap.py)."""
+    if 0 in out._stride:        # the only cheap sign of internal overlap
+        check_internal(out)
+    storage = out._storage
+    for x in inputs:
+        if x is not out and isinstance(x, _T) and x._storage is storage:
+            check_partial(out, x)
 
 
 def type_name(dtype):
@@ -186,11 +218,12 @@ def cpp_type_name(dtype):
     return _CPP_NAMES[dtype]
 
 
-def _output(op, out, shape, dtype, device, is_inplace):
-    """The tensor a kernel writes into, and the tensor to copy it to afterwards (or None)."""
+def _output(op, out, shape, dtype, device, is_inplace, inputs):
+    """The tensor a kernel writes into, and the tensor to copy it to afterwards (or None).
+    ``inputs`` are the operands as the caller gave them (before any conversion)."""
     if out is None:
         return alloc.empty(shape, dtype, device), None
-    target = check_out(op, out, shape, dtype, is_inplace)
+    target = check_out(op, out, shape, dtype, is_inplace, inputs)
     if target.dtype is dtype and target._storage.device is device:
         return target, None
     return alloc.empty(shape, dtype, device), target
@@ -221,10 +254,11 @@ def unary(op, kernel, x, out, promote, p0=0.0, p1=0.0, p2=0.0):
     require_tensor(op, x, "input", 1)
     device = x._storage.device
     cdt, rdt = compute_dtypes(promote, x.dtype)
+    given = x
     if cdt is not x.dtype:
         x = convert(x, cdt, device)
     shape = x._shape
-    res, target = _output(op, out, shape, rdt, device, out is not None and out is x)
+    res, target = _output(op, out, shape, rdt, device, out is not None and out is x, (given,))
     alloc.backend(device).pointwise.unary(kernel, res, x, x._stride, p0, p1, p2)
     return _finish(res, target)
 
@@ -247,6 +281,11 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
     else:
         require_tensor(op, a, "input", 1)
     cdt, rdt = compute_dtypes(promote, dt)
+    given = (a, b)
+    if kernel in _OPMATH and (cdt is _f16 or cdt is _bf16):
+        s = _cpu_scalar(b)
+        if s is not None:      # the kernel reads the scalar from p0, unrounded
+            kernel, p0 = _OPMATH[kernel], builtins.float(s)
     if not ta or a.dtype is not cdt or a._storage.device is not device:
         a = as_operand(a, cdt, device)
     if not tb or b.dtype is not cdt or b._storage.device is not device:
@@ -260,9 +299,26 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
         shape, st_a, st_b = sb, _zeros(len(sb)), b._stride
     else:
         shape, st_a, st_b = _broadcast_geometry(a, b)
-    res, target = _output(op, out, shape, rdt, device, out is not None and out is a)
+    res, target = _output(op, out, shape, rdt, device, out is not None and out is a, given)
     alloc.backend(device).pointwise.binary(kernel, res, a, st_a, b, st_b, p0, p1, p2)
     return _finish(res, target)
+
+
+# kernels that take a float16/bfloat16 tensor's Python scalar (or CPU 0-d tensor) second
+# operand at float32 precision, not rounded to 16 bits first: PyTorch's opmath rule (its
+# CPU kernels read these through original_scalar_value; its other ops round the scalar)
+_OPMATH = {"mul": "mul_scalar", "div": "div_scalar", "div_trunc": "div_trunc_scalar",
+           "div_floor": "div_floor_scalar"}
+_f16, _bf16 = _dtype.float16, _dtype.bfloat16
+
+
+def _cpu_scalar(x):
+    """The value of a Python number or a 0-d CPU tensor (PyTorch's "CPU scalar"), else None."""
+    if not isinstance(x, _T):
+        return x
+    if not x._shape and x._storage.device.type == "cpu":
+        return x.item()
+    return None
 
 
 _GEOMETRY = {}
@@ -294,11 +350,12 @@ def ternary(op, kernel, a, b, c, out, dtypes, p0=0.0):
     tensors = [x for x in (a, b, c) if isinstance(x, _T)]
     device = common_device(op, tensors)
     da, dbc, rdt = dtypes
+    given = (a, b, c)
     a = as_operand(a, da, device)
     b = as_operand(b, dbc, device)
     c = as_operand(c, dbc, device)
     shape = broadcast_shapes(a._shape, b._shape, c._shape)
-    res, target = _output(op, out, shape, rdt, device, out is not None and out is a)
+    res, target = _output(op, out, shape, rdt, device, out is not None and out is a, given)
     alloc.backend(device).pointwise.ternary(kernel, res, a, expand_strides(a, shape), b,
                                             expand_strides(b, shape), c,
                                             expand_strides(c, shape), p0)
@@ -335,27 +392,35 @@ def make_binary(op, kernel, promote):
 
 # ---- ops with extra arguments ----------------------------------------------------------
 
-def _check_alpha(a, b, alpha):
+def _alpha(a, b, alpha):
+    """``alpha`` as the kernels take it: checked as PyTorch does and, for float16/bfloat16,
+    rounded to the dtype (PyTorch converts alpha to the tensor's type, then computes in
+    float32)."""
     if alpha.__class__ is builtins.int and alpha == 1:
-        return
-    dt = result_dtype((a, b))
+        return alpha
+    dt = a.dtype if isinstance(a, _T) and isinstance(b, _T) and a.dtype is b.dtype \
+        else result_dtype((a, b))
     if isinstance(alpha, builtins.float) and dt.category < 2:
         raise RuntimeError("For integral input tensors, argument alpha must not be a "
                            "floating point number.")
     if isinstance(alpha, builtins.bool) and dt is not _bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    checked_scalar(alpha, dt)
+    if dt is _f16 or dt is _bf16:
+        alpha = scalar_tensor(alpha, dt, CPU).item()
+    return alpha
 
 
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with broadcasting and type promotion."""
-    _check_alpha(input, other, alpha)
+    alpha = _alpha(input, other, alpha)
     return binary("add", "add", input, other, out, "default", alpha)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
     _check_sub_bool(input, other)
-    _check_alpha(input, other, alpha)
+    alpha = _alpha(input, other, alpha)
     return binary("sub", "sub", input, other, out, "default", alpha)
 
 
@@ -383,13 +448,15 @@ def rsub(input, other, *, alpha=1, out=None):
     if isinstance(other, _T):
         return sub(other, input, alpha=alpha, out=out)
     _check_sub_bool(input, other)
-    _check_alpha(input, other, alpha)
+    alpha = _alpha(input, other, alpha)
     return binary("rsub", "sub", other, input, out, "default", alpha)
 
 
 def reverse(name, tensor, scalar):
     """``scalar <op> tensor`` for the reflected Python operators (``2 / t``, ``2 ** t``)."""
     from . import dispatcher
+    if name == "div" and not isinstance(scalar, _T):   # PyTorch: reciprocal, then multiply
+        return dispatcher.function("mul")(dispatcher.function("reciprocal")(tensor), scalar)
     fn = dispatcher.function(name)
     if name == "matmul" and not isinstance(scalar, _T):
         scalar = scalar_tensor(scalar, result_dtype((tensor, scalar)), tensor._storage.device)

@@ -8,7 +8,6 @@ one per draw, or per category without replacement), so a call's numbers depend o
 generator state, and successive calls never overlap.
 """
 import math
-import operator
 import warnings
 
 import numpy as np
@@ -17,7 +16,8 @@ from .. import _dtype
 from .. import random as _random
 from .._tensor import Tensor
 from . import alloc
-from .creation import _finish, _size
+from . import args as _args
+from .creation import _finish, _size, _tuple_arg
 from .pointwise import (require_tensor, broadcast_shapes, check_out, common_device,
                         expand_strides, type_name)
 
@@ -30,6 +30,9 @@ _CNAME = {_dtype.bool: "bool", _dtype.uint8: "unsigned char", _dtype.int8: "sign
           _dtype.int16: "short", _dtype.int32: "int", _dtype.int64: "long",
           _dtype.float16: "c10::Half", _dtype.bfloat16: "c10::BFloat16", _dtype.float32: "float",
           _dtype.float64: "double"}
+# randperm's largest n for a floating dtype (its integers stay exact) and how PyTorch says it
+_PERM_LIMIT = {_dtype.float16: (2049, "2049"), _dtype.float32: ((1 << 24) + 1, "2^24+1"),
+               _dtype.float64: ((1 << 53) + 1, "2^53+1")}
 # largest integer each floating dtype holds exactly (2 ** mantissa digits)
 _FLOAT_DIGITS = {_dtype.float16: 11, _dtype.bfloat16: 8, _dtype.float32: 24, _dtype.float64: 53}
 
@@ -157,10 +160,11 @@ def _random_range(t, low, high, generator):
 
 def _randint_args(low, high, size):
     """PyTorch's randint overloads: (high, size) and (low, high, size)."""
+    high_pos = 2
     if size is None and isinstance(high, (tuple, list)):
-        size, high, low = high, low, 0
+        size, high, low, high_pos = high, low, 0, 1
     elif size is not None and high is None:
-        high, low = low, 0
+        high, low, high_pos = low, 0, 1
     if size is None:
         if high is None:
             raise TypeError(f"randint() received an invalid combination of arguments - got "
@@ -168,7 +172,14 @@ def _randint_args(low, high, size):
                             f"ints size) or (int low, int high, tuple of ints size)")
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
                         f"{type(high).__name__}")
-    return operator.index(low), operator.index(high), size
+    return _int_bound("low", low, 1), _int_bound("high", high, high_pos), size
+
+
+def _int_bound(name, v, pos):
+    """A randint bound as an int (PyTorch's ValueError for ints beyond int64)."""
+    if v.__class__ is int and not -(1 << 63) <= v < 1 << 63:
+        raise ValueError("Overflow when unpacking long long")
+    return _args.to_int("randint", name, v, pos)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -186,14 +197,14 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         high, low = low, 0
     t = _like(input, dtype, device)
-    return _finish(_random_range(t, operator.index(low), operator.index(high), generator),
-                   requires_grad)
+    return _finish(_random_range(t, _int_bound("low", low, 2), _int_bound("high", high, 3),
+                                 generator), requires_grad)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """A random permutation of the integers 0 .. n-1."""
-    n = operator.index(n)
+    n = _args.to_int("randperm", "n", n, 1)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     t = _factory_out("randperm", (n,), out, dtype, device, default=_dtype.int64)
@@ -203,6 +214,9 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         ctype = {_dtype.uint8: "uint8_t", _dtype.int8: "int8_t", _dtype.int16: "int16_t",
                  _dtype.int32: "int32_t"}[t.dtype]
         raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+    if t.dtype in _PERM_LIMIT and n > _PERM_LIMIT[t.dtype][0]:
+        raise RuntimeError(f"n cannot be greater than {_PERM_LIMIT[t.dtype][1]} for "
+                           f"{type_name(t.dtype)} type.")
     seed, offset = _take(generator, t._storage.device, n)
     dst = t if t.is_contiguous() else alloc.empty((n,), t.dtype, t._storage.device)
     _kernels(t).randperm(dst, seed, offset)
@@ -214,7 +228,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 # ---- normal -----------------------------------------------------------------------------
 
 def _check_std(std):
-    if std < 0:
+    if not std >= 0:    # NaN too
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
 
 
@@ -230,8 +244,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
                             f"of: (Tensor mean, Tensor std), (Tensor mean, float std), "
                             f"(float mean, Tensor std), "
                             f"(float mean, float std, tuple of ints size)")
+        mean, std = _args.scalar("normal", "mean", mean, 1), _args.scalar("normal", "std", std, 2)
         _check_std(std)
-        t = _factory_out("normal", size, out, dtype, device)
+        t = _factory_out("normal", (_tuple_arg("normal", "size", size, 3),), out, dtype, device)
         _need_float("normal_kernel_cpu", t.dtype)
         return _finish(_fill(t, NORMAL, mean, std, generator), requires_grad)
     if size is not None:
@@ -239,7 +254,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
                         "accepted with a float mean and std")
     tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
     if st:
-        if std.numel() and (std._host_array() < 0).any():
+        if std.numel() and not (std._host_array() >= 0).all():    # NaN too
             raise RuntimeError("normal expects all elements of std >= 0.0")
     else:
         _check_std(std)
@@ -269,6 +284,7 @@ def _check_p_tensor(p):
 
 
 def _check_p(p):
+    p = _args.scalar("bernoulli_", "p", p)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_fmt(p)}")
 
@@ -315,7 +331,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return _inplace(_bernoulli_into(self, p, generator))
 
 
-def _check_distribution(input, n, replacement):
+def _check_distribution(input):
     """PyTorch's checks of the weights, done here so that every device makes them."""
     w = np.asarray(input._host_array(), dtype=np.float64).reshape(-1, input._shape[-1])
     if not w.size:
@@ -324,9 +340,6 @@ def _check_distribution(input, n, replacement):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if not (w.sum(1) > 0).all():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    if not replacement and ((w > 0).sum(1) < n).any():
-        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
-                           "non-negative category to sample)")
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -337,7 +350,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
                            f"{type_name(input.dtype)}")
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    n = operator.index(num_samples)
+    n = _args.to_int("multinomial", "num_samples", num_samples, 2)
     if n <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     cats = input._shape[-1]
@@ -346,7 +359,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
                            "replacement")
     if cats > 1 << 24:
         raise RuntimeError("number of categories cannot exceed 2^24")
-    _check_distribution(input, n, replacement)
+    _check_distribution(input)
     probs = input if input.dim() == 2 else \
         Tensor._make(input._storage, (1, cats), (0, input._stride[0]), input._offset, input.dtype)
     rows = probs._shape[0]
@@ -369,9 +382,18 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 def uniform_(self, from_=0, to=1, *, generator=None):
     """Fills self with numbers drawn uniformly from [from, to)."""
     _need_float("check_uniform_bounds", self.dtype)
+    from_, to = _args.scalar("uniform_", "from", from_), _args.scalar("uniform_", "to", to)
+    lo, hi = -_dtype.finfo(self.dtype).max, _dtype.finfo(self.dtype).max
+    for name, v in (("from", from_), ("to", to)):
+        if not lo <= v <= hi:
+            raise RuntimeError(f"{name} is out of bounds for {_CNAME[self.dtype]}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={_fmt(from_)} > to={_fmt(to)}")
+    if to - from_ > hi:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
+                           f"{type_name(self.dtype)}>::max(), but found to={_fmt(to)} and "
+                           f"from={_fmt(from_)} which result in to-from to exceed the limit")
     return _inplace(_fill(self, UNIFORM, from_, float(to) - float(from_), generator))
 
 
@@ -386,12 +408,16 @@ def random_(self, from_=None, to=_MISSING, *, generator=None):
     """Fills self with integers: ``random_()`` over [0, the dtype's largest exact integer],
     ``random_(to)`` over [0, to), ``random_(from, to)`` over [from, to) (to=None: up to the
     dtype's largest)."""
+    if from_ is not None:
+        from_ = _args.to_int("random_", "from", from_)
+    if to is not _MISSING and to is not None:
+        to = _args.to_int("random_", "to", to)
     if to is _MISSING:
         low, high = (0, _max_of(self.dtype) + 1) if from_ is None else (0, from_)
     else:
         low = 0 if from_ is None else from_
         high = _max_of(self.dtype) + 1 if to is None else to
-    return _inplace(_random_range(self, operator.index(low), operator.index(high), generator))
+    return _inplace(_random_range(self, low, high, generator))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):

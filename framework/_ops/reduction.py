@@ -12,7 +12,6 @@ Names such as ``sum`` and ``max`` are PyTorch's; the builtins are reached as ``b
 """
 import builtins
 import math
-import operator
 import warnings
 
 from .. import _dtype, return_types
@@ -40,14 +39,12 @@ def _dim_list(x, dim):
     nd = x.dim()
     if dim is None:
         return list(range(nd))
-    dims = [dim] if hasattr(dim, "__index__") else list(dim)
+    dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
     if not dims:
         return list(range(nd))
     seen = set()
     for d in dims:
-        if not hasattr(d, "__index__"):
-            raise TypeError(f"dim must be an int or a sequence of ints, not {type(d).__name__}")
-        w = _wrap_dim(operator.index(d), nd)
+        w = _wrap_dim(d, nd)     # ints only (TypeError otherwise), as PyTorch
         if w in seen:
             raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
         seen.add(w)
@@ -109,14 +106,15 @@ def _launch(kernel, x, dims, keepdim, out0, out1=None, p0=0.0, p1=0.0, logical=F
     alloc.backend(x._storage.device).reduction.reduce(kernel, x, out0, out1, geom, p0, p1)
 
 
-def _target(op, out, shape, dtype, device, exact=False):
-    """The tensor a result of ``dtype`` ends in: ``out`` (checked, resized) or a new one."""
+def _target(op, out, shape, dtype, input, exact=False):
+    """The tensor a result of ``dtype`` ends in: ``out`` (checked against ``input`` for
+    memory overlap, resized) or a new one on ``input``'s device."""
     if out is None:
-        return alloc.empty(shape, dtype, device)
+        return alloc.empty(shape, dtype, input._storage.device)
     if exact and out.dtype is not dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(dtype)}, but got "
                            f"{cpp_type_name(out.dtype)} instead")
-    return check_out(op, out, shape, dtype, False)
+    return check_out(op, out, shape, dtype, False, (input,))
 
 
 def _reduce(op, kernel, x, dims, keepdim, kernel_dtype, result, p0=0.0, p1=0.0):
@@ -149,7 +147,7 @@ def _sum_like(op, kernel, input, dim, keepdim, dtype, out):
     dims = _dim_list(x, dim)
     shape = _out_shape(x, dims, keepdim)
     kdt = _wide(x.dtype)
-    res = _target(op, out, shape, dtype or kdt, device)
+    res = _target(op, out, shape, dtype or kdt, input)
     if kernel == "nansum" and x.dtype.category < 2:
         kernel = "sum"         # integers have no NaN
     return _reduce(op, kernel, x, dims, keepdim, kdt, res)
@@ -190,7 +188,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     x = _float_input("mean", _check_input("mean", input), dtype)
     dims = _dim_list(x, dim)
     shape = _out_shape(x, dims, keepdim)
-    res = _target("mean", out, shape, x.dtype, x._storage.device)
+    res = _target("mean", out, shape, x.dtype, input)
     return _reduce("mean", "mean", x, dims, keepdim, x.dtype, res)
 
 
@@ -227,8 +225,8 @@ def _nonempty(op, x, dim, specified, name=None, as_given=False):
                            f"== 0. Specify the reduction dim with the 'dim' argument.")
     if dim is None or not x.dim():
         return
-    for d in ([dim] if hasattr(dim, "__index__") else dim):
-        w = _wrap_dim(operator.index(d), x.dim())
+    for d in (dim if isinstance(dim, (tuple, list)) else [dim]):
+        w = _wrap_dim(d, x.dim())
         if x._shape[w] == 0:
             raise IndexError(f"{name or op + '()'}: Expected reduction dim {d if as_given else w} "
                              f"to have non-zero size.")
@@ -244,7 +242,7 @@ def _amax_like(op, kernel, input, dim, keepdim, out):
         raise RuntimeError(f"Expected the dtype for input and out to match, but got "
                            f"{type_name(x.dtype)} for input's dtype and {type_name(out.dtype)} "
                            f"for out's dtype.")
-    res = _target(op, out, shape, x.dtype, x._storage.device)
+    res = _target(op, out, shape, x.dtype, input)
     return _reduce(op, kernel, x, dims, keepdim, x.dtype, res)
 
 
@@ -281,8 +279,8 @@ def _max_min(op, input, dim, keepdim, out):
     if values is not None and values.dtype is not x.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(x.dtype)}, but got "
                            f"{cpp_type_name(values.dtype)} instead")
-    values = _target(op, values, shape, x.dtype, device)
-    indices = _target(op, indices, shape, _int64, device, exact=True)
+    values = _target(op, values, shape, x.dtype, input)
+    indices = _target(op, indices, shape, _int64, input, exact=True)
     _launch("argmax" if op == "max" else "argmin", x, dims, keepdim, values, indices,
             logical=True)
     return getattr(return_types, op)(values, indices)
@@ -326,7 +324,7 @@ def _argmax_like(op, input, dim, keepdim, out):
         dims = _dim_list(x, dim)
         _nonempty(op, x, dim, True)
         shape = _out_shape(x, dims, keepdim)
-    res = _target(op, out, shape, _int64, x._storage.device, exact=True)
+    res = _target(op, out, shape, _int64, input, exact=True)
     _launch(op, x, dims, keepdim, None, res, logical=True)
     return res
 
@@ -353,8 +351,8 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     shape = _out_shape(x, dims, keepdim)
     device = x._storage.device
     lo, hi = (None, None) if out is None else out
-    lo = _target("aminmax", lo, shape, x.dtype, device, exact=True)
-    hi = _target("aminmax", hi, shape, x.dtype, device, exact=True)
+    lo = _target("aminmax", lo, shape, x.dtype, input, exact=True)
+    hi = _target("aminmax", hi, shape, x.dtype, input, exact=True)
     _launch("aminmax", x, dims, keepdim, lo, hi)
     return return_types.aminmax(lo, hi)
 
@@ -387,7 +385,7 @@ def _var(op, input, dim, unbiased, keepdim, correction, out, take_sqrt, with_mea
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
                       f"than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
-    res = _target(op, out, shape, x.dtype, device)
+    res = _target(op, out, shape, x.dtype, input)
     m = alloc.empty(shape, x.dtype, device) if with_mean else None
     kres = res if res.dtype is x.dtype else alloc.empty(shape, x.dtype, device)
     _launch("var", x, dims, keepdim, kres, m, corr, 1.0 if take_sqrt else 0.0)
@@ -448,7 +446,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty "
                            f"tensor because the operation does not have an identity")
     shape = _out_shape(x, dims, keepdim)
-    res = _target("norm", out, shape, x.dtype, x._storage.device)
+    res = _target("norm", out, shape, x.dtype, input)
     return _reduce("norm", "norm", x, dims, keepdim, x.dtype, res, p)
 
 
@@ -460,7 +458,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
         x = convert(x, _dtype.get_default_dtype(), x._storage.device)
     dims = _dim_list(x, dim)
     shape = _out_shape(x, dims, keepdim)
-    res = _target("logsumexp", out, shape, x.dtype, x._storage.device)
+    res = _target("logsumexp", out, shape, x.dtype, input)
     return _reduce("logsumexp", "logsumexp", x, dims, keepdim, x.dtype, res)
 
 
@@ -470,12 +468,12 @@ def _all_any(op, input, dim, keepdim, out):
     if out is not None and out.dtype is not rdt:
         raise RuntimeError(f"{op} only supports bool tensor for result, got: "
                            f"{type_name(out.dtype)}")
-    if dim is not None and not hasattr(dim, "__index__") and len(dim) == 0:
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dims = []              # PyTorch: an explicit empty dim list reduces nothing here
     else:
         dims = _dim_list(x, dim)
     shape = _out_shape(x, dims, keepdim)
-    res = _target(op, out, shape, rdt, x._storage.device)
+    res = _target(op, out, shape, rdt, input)
     _launch(op, x, dims, keepdim, res)
     return res
 

@@ -12,6 +12,8 @@ import warnings
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, views
+from .args import same_device, to_int
+from .overlap import check_any, check_internal, check_partial
 from .pointwise import require_tensor, check_out, type_name
 
 _index_dtypes = (_dtype.int64, _dtype.int32)
@@ -34,16 +36,24 @@ def _kernels(t):
     return alloc.backend(t._storage.device).index
 
 
-def _check_index(op, input, dim, index):
+def _check_index(op, input, dim, index, src=None, out=None):
+    """The wrapped dim; checks index's dtype and that input, index, src and out (None
+    skipped) share a device."""
     require_tensor(op, index, "index")
     if index.dtype not in _index_dtypes:
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    dev = input._storage.device     # inline tests: this is on every gather's path
+    if index._storage.device is not dev or (src is not None and src._storage.device is not dev) \
+            or (out is not None and out._storage.device is not dev):
+        same_device(op, input, index, src, out)
+    if dim.__class__ is not builtins.int:   # a 0-d integer tensor is an int here
+        dim = to_int(op, "dim", dim)
     return _wrap_dim(dim, _nd(input))
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Values of ``input`` along ``dim`` at ``index``; the result has index's shape."""
-    d = _check_index("gather", input, dim, index)
+    d = _check_index("gather", input, dim, index, None, out)
     if index.numel() and _nd(index) != _nd(input):
         raise RuntimeError("Index tensor must have the same number of dimensions as input "
                            "tensor")
@@ -57,15 +67,15 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     if out is None:
         res = alloc.empty(index._shape, input.dtype, input._storage.device)
     else:
-        if out.dtype is not input.dtype:
-            raise RuntimeError(f"gather(): Expected out tensor to have dtype "
-                               f"{input.dtype}, but got {out.dtype} instead")
+        _check_out_dtype(input, out)
+        # PyTorch refuses an out that shares any memory with self, or part of it with index
+        if 0 in out._stride:
+            check_internal(out)
+        check_any(out, input)
+        check_partial(out, index)
         res = check_out("gather", out, index._shape, input.dtype, False)
     if not index.numel():
         return res
-    if res._storage is input._storage:
-        tmp = gather(input, dim, index)
-        return views.copy_(res, tmp)
     sstride = list(_stride1(input))
     sd, size = sstride[d], sshape[d]
     sstride[d] = 0
@@ -93,13 +103,18 @@ def _scatter_checks(op, input, d, index, src):
         raise RuntimeError(msg)
 
 
+def _check_out_dtype(input, out):
+    if out.dtype is not input.dtype:
+        from .masked import _CPP_NAMES
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[input.dtype]}, but "
+                           f"got {_CPP_NAMES[out.dtype]} instead")
+
+
 def _target(op, input, out):
     if out is None:
         return views.clone(input)
     require_tensor(op, out, "out")
-    if out.dtype is not input.dtype:
-        raise RuntimeError(f"{op}(): Expected out tensor to have dtype {input.dtype}, but got "
-                           f"{out.dtype} instead")
+    _check_out_dtype(input, out)
     check_out(op, out, input._shape, input.dtype, out is input)
     if out is not input:
         views.copy_(out, input)
@@ -137,7 +152,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
         src, value = None, src
     if src is None and value is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
-    d = _check_index("scatter", input, dim, index)
+    d = _check_index("scatter", input, dim, index, src, out)
     if src is not None and src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if reduce is not None:
@@ -162,8 +177,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
 
 def scatter_add(input, dim, index, src, *, out=None):
     """Adds ``src`` into a copy of input at ``index`` along ``dim`` (duplicates add up)."""
-    d = _check_index("scatter_add", input, dim, index)
     require_tensor("scatter_add", src, "src")
+    d = _check_index("scatter_add", input, dim, index, src, out)
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _scatter_checks("scatter_add", input, d, index, src)
@@ -194,11 +209,11 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     """Reduces ``src`` into a copy of input at ``index`` along ``dim`` with ``reduce`` in
     sum, prod, mean, amax, amin; include_self=False leaves input's values out of the
     reduction wherever something is scattered."""
-    d = _check_index("scatter_reduce", input, dim, index)
+    require_tensor("scatter_reduce", src, "src")
+    d = _check_index("scatter_reduce", input, dim, index, src, out)
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    require_tensor("scatter_reduce", src, "src")
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     if reduce == "mean" and input.dtype is _dtype.bool:
@@ -228,6 +243,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     if indices.dtype is not _dtype.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{type_name(indices.dtype)}")
+    same_device("take_along_dim", input, indices, out)
     if dim is None:
         flat = views.contiguous(input).reshape(-1)
         return gather(flat, 0, indices.reshape(-1), out=out)
@@ -236,12 +252,16 @@ def take_along_dim(input, indices, dim=None, *, out=None):
                            f"number of dimensions, but got {input.dim()} dimensions for input, "
                            f"and {indices.dim()} dimensions for indices")
     from .pointwise import broadcast_shapes
-    d = _wrap_dim(dim, _nd(input))
+    d = _wrap_dim(to_int("take_along_dim", "dim", dim), _nd(input))
     if input.dim() == 0:
         return gather(input, d, indices, out=out)
     sizes = list(input._shape)
     sizes[d] = indices._shape[d]
     shape = broadcast_shapes(tuple(sizes), indices._shape)
+    if input._shape[d] and indices.numel():
+        # PyTorch takes the indices modulo the dim's size (so -1 is the last entry)
+        from .arith import remainder
+        indices = remainder(indices, input._shape[d])
     idx = views.expand(indices, shape)
     sizes = list(shape)
     sizes[d] = input._shape[d]

@@ -11,7 +11,7 @@ import itertools
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from . import alloc
+from . import alloc, args
 from .pointwise import require_tensor, check_out, common_device, type_name
 from .views import _dims, _view, _view_strides, clone, reshape, transpose, unsqueeze
 
@@ -92,16 +92,9 @@ def tensor_list(op, tensors):
 
 def int_list(op, name, pos, value):
     """An int or a sequence of ints as a tuple, with PyTorch's TypeError otherwise."""
-    if isinstance(value, builtins.int):
-        return (value,)
-    if not isinstance(value, (list, tuple)):
-        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be tuple of ints, "
-                        f"not {type(value).__name__}")
-    for i, v in enumerate(value):
-        if not isinstance(v, builtins.int):
-            raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be tuple of "
-                            f"ints, but found element of type {type(v).__name__} at pos {i}")
-    return tuple(value)
+    if hasattr(value, "__index__") and not isinstance(value, builtins.bool):
+        return (args.to_int(op, name, value, pos),)
+    return args.int_tuple(op, name, value, pos)
 
 
 def promote(tensors):
@@ -416,7 +409,7 @@ def rot90(input, k=1, dims=(0, 1)):
 def repeat(self, *repeats):
     """Tiles ``self`` ``repeats[i]`` times along each dim (leading dims are added when
     ``repeats`` is longer than ``self.dim()``)."""
-    reps = _dims(repeats)
+    reps = _dims("repeat", repeats, "repeats")
     if not repeats:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     return _repeat(self, reps)
@@ -444,7 +437,7 @@ def _repeat(t, reps):
 def tile(input, *dims):
     """Like :meth:`Tensor.repeat`, but ``dims`` shorter than ``input.dim()`` is padded
     with leading ones."""
-    reps = _dims(dims)
+    reps = _dims("tile", dims, "dims")
     nd = len(input._shape)
     if len(reps) < nd:
         reps = (1,) * (nd - len(reps)) + reps

@@ -12,7 +12,8 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from .. import return_types
 from . import alloc
-from .pointwise import require_tensor, check_out, convert, result_dtype, type_name
+from .pointwise import (require_tensor, check_out, check_overlap, convert, result_dtype,
+                        type_name)
 from .views import clone, contiguous, movedim, reshape
 
 _long = _dtype.int64
@@ -54,16 +55,21 @@ def _reduced_layout(out, d, keepdim):
     return out._stride, 0
 
 
-def _finish(op, result, out):
-    """Copies ``result`` (a tensor or a tuple of tensors) into ``out`` when given."""
+def _finish(op, result, out, inputs=None):
+    """Copies ``result`` (a tensor or a tuple of tensors) into ``out`` when given; every
+    output is checked against ``inputs`` for memory overlap (PyTorch's rules) first."""
     if out is None:
         return result
     if isinstance(result, Tensor):
-        target = check_out(op, out, result._shape, result.dtype, False)
+        target = check_out(op, out, result._shape, result.dtype, False, inputs)
         alloc.backend(target._storage.device).copy.copy(target, result, result._stride)
         return target
     if not isinstance(out, (tuple, list)) or len(out) != len(result):
         raise TypeError(f"{op}(): argument 'out' must be tuple of {len(result)} Tensors")
+    if inputs is not None:
+        for t in out:
+            require_tensor(op, t, "out")
+            check_overlap(t, inputs)
     for t, r in zip(out, result):
         target = check_out(op, t, r._shape, r.dtype, False)
         alloc.backend(target._storage.device).copy.copy(target, r, r._stride)
@@ -93,7 +99,7 @@ def sort(input, dim=-1, descending=False, *, stable=False, out=None):
         alloc.backend(input._storage.device).sort.sort_rows(
             _outer(input, d), _dim_size(input, d), builtins.bool(descending), input,
             _layout(input, d), values, _layout(values, d), indices, _layout(indices, d))
-    return _finish("sort", return_types.sort(values, indices), out)
+    return _finish("sort", return_types.sort(values, indices), out, (input,))
 
 
 def argsort(input, dim=-1, descending=False, *, stable=False):
@@ -103,7 +109,7 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
 
 def msort(input, *, out=None):
     """``input`` sorted along its first dim."""
-    return _finish("msort", sort(input, 0).values, out)
+    return _finish("msort", sort(input, 0).values, out, (input,))
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
@@ -123,7 +129,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
             _outer(input, d), n, k if input._shape else 1, builtins.bool(largest),
             builtins.bool(sorted), input,
             _layout(input, d), values, _layout(values, d), indices, _layout(indices, d))
-    return _finish("topk", return_types.topk(values, indices), out)
+    return _finish("topk", return_types.topk(values, indices), out, (input,))
 
 
 def _select(op, input, d, keepdim, k, mode, rtype):
@@ -145,7 +151,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     if not 1 <= k <= _dim_size(input, d):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _finish("kthvalue", _select("kthvalue", input, d, keepdim, k - 1, 0,
-                                       return_types.kthvalue), out)
+                                       return_types.kthvalue), out, (input,))
 
 
 def _median(op, input, dim, keepdim, out, mode, rtype):
@@ -160,11 +166,11 @@ def _median(op, input, dim, keepdim, out, mode, rtype):
             res = alloc.empty((), input.dtype, input._storage.device)
             fill = float("nan") if input.dtype.is_floating_point else _dtype.iinfo(input.dtype).min
             alloc.backend(res._storage.device).copy.fill(res, fill)
-            return _finish(op, res, out)
-        return _finish(op, _select(op, flat, 0, False, 0, mode, rtype).values, out)
+            return _finish(op, res, out, (input,))
+        return _finish(op, _select(op, flat, 0, False, 0, mode, rtype).values, out, (input,))
     d = _wrap_dim(dim, input.dim())
     _nonzero_dim("median", input, d)  # PyTorch names median() for nanmedian too
-    return _finish(op, _select(op, input, d, keepdim, 0, mode, rtype), out)
+    return _finish(op, _select(op, input, d, keepdim, 0, mode, rtype), out, (input,))
 
 
 def median(input, dim=None, keepdim=False, *, out=None):
@@ -190,7 +196,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
         alloc.backend(input._storage.device).sort.mode_rows(
             _outer(input, d), _dim_size(input, d), input, _layout(input, d), values,
             _reduced_layout(values, d, keepdim), indices, _reduced_layout(indices, d, keepdim))
-    return _finish("mode", return_types.mode(values, indices), out)
+    return _finish("mode", return_types.mode(values, indices), out, (input,))
 
 
 # ---- scans --------------------------------------------------------------------------------
@@ -218,7 +224,7 @@ def _scan(op, input, dim, dtype, out):
     res = alloc.empty(x._shape, dtype, x._storage.device)
     if res.numel():
         alloc.backend(x._storage.device).sort.scan(op, x, res, outer, n, inner)
-    return _finish(op, res, out)
+    return _finish(op, res, out, (input,))
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
@@ -244,7 +250,7 @@ def _cum_ext(op, is_max, input, dim, out, rtype):
     if values.numel():
         alloc.backend(x._storage.device).sort.cum_ext(is_max, x, values, indices, outer, n,
                                                       inner)
-    return _finish(op, rtype(values, indices), out)
+    return _finish(op, rtype(values, indices), out, (input,))
 
 
 def cummax(input, dim, *, out=None):
@@ -325,7 +331,7 @@ def bincount(input, weights=None, minlength=0):
     sum of ``weights`` at them); length max(input) + 1, at least ``minlength``."""
     _check_tensor("bincount", input)
     if input.dtype.category != 1:
-        raise RuntimeError(f"\"bincount_cpu\" not implemented for '{type_name(input.dtype)}'")
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{type_name(input.dtype)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if input.dim() != 1:
@@ -337,6 +343,9 @@ def bincount(input, weights=None, minlength=0):
         raise RuntimeError(_BINCOUNT_MSG)
     if weights is not None and (weights.dim() != 1 or weights._shape[0] != input._shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
+    if weights is not None:
+        from .args import same_device
+        same_device("bincount", input, weights)
     if weights is None:
         odt = _long
     else:
@@ -360,8 +369,9 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     range when both are equal); elements outside the range are ignored."""
     _check_tensor("histc", input)
     if input.dtype.category != 2:
-        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{type_name(input.dtype)}'")
-    bins = builtins.int(bins)
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{type_name(input.dtype)}'")
+    from .args import to_int
+    bins = to_int("histc", "bins", bins)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = builtins.float(min), builtins.float(max)
@@ -398,6 +408,14 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                            f"dimension")
     device = b._storage.device
     scalar = not isinstance(input, Tensor)
+    if not scalar and input._storage.device is not device:
+        raise RuntimeError(f"{op}: boundaries and input value tensors should have same device "
+                           f"type, but got boundaries tensor device type {device} and input "
+                           f"value tensor device type {input._storage.device}")
+    if sorter is not None and sorter._storage.device is not device:
+        raise RuntimeError(f"{op}: sorter and boundary tensors should have same device type, "
+                           f"but got sorter tensor device type {sorter._storage.device} and "
+                           f"input value tensor device type {device}")
     dt = result_dtype((b, input))
     if scalar:
         v = alloc.empty((), dt, device)
@@ -416,6 +434,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise RuntimeError(f"{op}: boundary and sorter must have the same size, but got "
                            f"boundary tensor {list(b._shape)}and got sorter tensor "
                            f"{list(sorter._shape)}")
+    if sorter is not None and sorter.numel():
+        _check_sorter(op, sorter, b._shape[-1])
     if b.dtype is not dt:
         b = convert(b, dt, device)
     res = alloc.empty(v._shape, _dtype.int32 if out_int32 else _long, device)
@@ -434,6 +454,15 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             outer, b._shape[-1], nv, builtins.bool(right), b, bl, sorter, sl, v,
             _layout(v, last), res, _layout(res, last))
     return _finish("searchsorted", res, out)
+
+
+def _check_sorter(op, sorter, n):
+    """Raises unless every sorter value indexes the boundaries' last dim of size n: the
+    kernels read the boundaries through it."""
+    flat = reshape(contiguous(sorter), (-1,))
+    lo, hi = alloc.backend(sorter._storage.device).sort.int_range(flat)
+    if lo < 0 or hi >= n:
+        raise RuntimeError(f"{op}: sorter index out of range")
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):

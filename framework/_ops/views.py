@@ -1,10 +1,8 @@
 """View ops: new shape/stride/offset over the same storage, never a copy (except reshape
 and contiguous when the layout requires one)."""
-import builtins
-
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from . import alloc
+from . import alloc, args
 
 _make = Tensor._make
 
@@ -15,11 +13,17 @@ def _view(base, shape, stride, offset):
     return t
 
 
-def _dims(args):
-    """Accepts f(2, 3), f((2, 3)) and f([2, 3]) like PyTorch's size arguments."""
-    if len(args) == 1 and not isinstance(args[0], int):
-        args = args[0]
-    return tuple(builtins.int(a) for a in args)
+def _checked_view(base, shape, stride, offset):
+    """A view of ``base``'s storage after checking that all of it lies inside the storage
+    (args.check_geometry): every view op whose geometry comes from the user's numbers
+    goes through here."""
+    args.check_geometry(shape, stride, offset, base.dtype.itemsize, base._storage.nbytes)
+    return _view(base, shape, stride, offset)
+
+
+def _dims(op, sizes, name="size"):
+    """Accepts f(2, 3), f((2, 3)) and f([2, 3]) like PyTorch's size arguments (ints only)."""
+    return args.int_list(op, name, sizes, 1)
 
 
 def _infer_size(op, shape, numel):
@@ -27,15 +31,20 @@ def _infer_size(op, shape, numel):
     infer = [i for i, s in enumerate(shape) if s == -1]
     if len(infer) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    for s in shape:
+    for i, s in enumerate(shape):
         if s < -1:
-            raise RuntimeError(f"invalid shape dimension {s}")
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                               f"{_fmt(shape)}")
     known = 1
     for i, s in enumerate(shape):
         if i not in infer:
             known *= s
     if infer:
-        if known == 0 or numel % known:
+        if known == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {_fmt(shape)} "
+                               f"because the unspecified dimension size -1 can be any value "
+                               f"and is ambiguous")
+        if numel % known:
             raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
         shape[infer[0]] = numel // known
     elif known != numel:
@@ -97,7 +106,7 @@ def view(self, *size):
     if len(size) == 1 and isinstance(size[0], _dtype.dtype):
         from .creation import view_dtype
         return view_dtype(self, size[0])
-    shape, st = _view_layout("view", self, _dims(size))
+    shape, st = _view_layout("view", self, _dims("view", size))
     if st is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
@@ -107,7 +116,7 @@ def view(self, *size):
 
 def reshape(input, *shape):
     """A view with the given shape when possible, otherwise a contiguous copy."""
-    shape, st = _view_layout("reshape", input, _dims(shape))
+    shape, st = _view_layout("reshape", input, _dims("reshape", shape, "shape"))
     if st is not None:
         return _view(input, shape, st, input._offset)
     return _reshape_copy(input, shape)
@@ -131,7 +140,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     nd = input.dim()
     if nd == 0:
         return reshape(input, (1,))
-    s, e = _wrap_dim(start_dim, nd), _wrap_dim(end_dim, nd)
+    s = _wrap_dim(start_dim, nd, "flatten", "start_dim", 1)
+    e = _wrap_dim(end_dim, nd, "flatten", "end_dim", 2)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
@@ -144,11 +154,18 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def unflatten(input, dim, sizes):
     """Expands one dim into ``sizes`` (one entry may be -1)."""
-    d = _wrap_dim(dim, input.dim())
-    sizes = tuple(sizes)
+    d = _wrap_dim(dim, input.dim(), "unflatten")
+    sizes = args.int_tuple("unflatten", "sizes", sizes, 2)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    inner = _infer_size("unflatten", sizes, input._shape[d])
+    known = 1
+    for s in sizes:
+        known *= s if s != -1 else 1
+    n = input._shape[d]
+    if -1 not in sizes and known != n or -1 in sizes and (known == 0 or n % known):
+        raise RuntimeError(f"unflatten: Provided sizes {_fmt(sizes)} don't multiply up to the "
+                           f"size of dim {d} ({n}) in the input tensor")
+    inner = _infer_size("unflatten", sizes, n)
     return view(input, input._shape[:d] + inner + input._shape[d + 1:])
 
 
@@ -158,7 +175,11 @@ def squeeze(input, dim=None):
     if dim is None:
         dims = [d for d in range(nd) if input._shape[d] == 1]
     else:
-        dims = [_wrap_dim(d, nd) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))]
+        dims = [_wrap_dim(d, nd, "squeeze") for d in
+                (dim if isinstance(dim, (tuple, list)) else (dim,))]
+        if len(set(dims)) != len(dims):
+            d = next(d for i, d in enumerate(dims) if d in dims[:i])
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         dims = [d for d in dims if input._shape[d] == 1]
     shape = [s for d, s in enumerate(input._shape) if d not in dims]
     stride = [s for d, s in enumerate(input._stride) if d not in dims]
@@ -167,7 +188,7 @@ def squeeze(input, dim=None):
 
 def unsqueeze(input, dim):
     """Inserts a dim of size 1 at ``dim``."""
-    d = _wrap_dim(dim, input.dim() + 1)
+    d = _wrap_dim(dim, input.dim() + 1, "unsqueeze", "dim", 1)
     shape, stride = list(input._shape), list(input._stride)
     st = shape[d] * stride[d] if d < len(shape) else 1
     shape.insert(d, 1)
@@ -178,7 +199,8 @@ def unsqueeze(input, dim):
 def transpose(input, dim0, dim1):
     """Swaps two dims."""
     nd = input.dim()
-    a, b = _wrap_dim(dim0, nd), _wrap_dim(dim1, nd)
+    a = _wrap_dim(dim0, nd, "transpose", "dim0", 1)
+    b = _wrap_dim(dim1, nd, "transpose", "dim1", 2)
     shape, stride = list(input._shape), list(input._stride)
     shape[a], shape[b] = shape[b], shape[a]
     stride[a], stride[b] = stride[b], stride[a]
@@ -190,7 +212,7 @@ swapaxes = swapdims = transpose
 
 def permute(input, *dims):
     """Reorders the dims."""
-    dims = _dims(dims)
+    dims = _dims("permute", dims, "dims")
     nd = input.dim()
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -218,7 +240,7 @@ def adjoint(input):
 
 def expand(self, *sizes):
     """Broadcasts size-1 dims to larger sizes (-1 keeps a size) without copying."""
-    sizes = _dims(sizes)
+    sizes = _dims("expand", sizes)
     nd, n = self.dim(), len(sizes)
     if n < nd:
         raise RuntimeError(f"expand({self.type()}{{{list(self._shape)}}}, size={list(sizes)}): "
@@ -247,7 +269,7 @@ def expand(self, *sizes):
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(self._shape)}")
-    return _view(self, shape, stride, self._offset)
+    return _checked_view(self, shape, stride, self._offset)
 
 
 def expand_as(self, other):
@@ -255,7 +277,7 @@ def expand_as(self, other):
 
 
 def broadcast_to(input, size):
-    return expand(input, tuple(size))
+    return expand(input, _dims("broadcast_to", (size,)))
 
 
 def broadcast_tensors(*tensors):
@@ -267,61 +289,89 @@ def broadcast_tensors(*tensors):
     return tuple(expand(t, shape) for t in tensors)
 
 
+_NARROW = ("int dim, Tensor start, int length", "int dim, int start, int length")
+
+
 def narrow(input, dim, start, length):
     """The slice [start, start+length) of one dim, as a view."""
+    if isinstance(start, Tensor) and (start.dim() or start.dtype.category != 1):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    try:
+        start = args.to_int("narrow", "start", start, 2)
+        length = args.to_int("narrow", "length", length, 3)
+        if dim.__class__ is not int:
+            dim = args.to_int("narrow", "dim", dim, 1)
+    except TypeError:
+        raise args.invalid_combination("narrow", (dim, start, length), _NARROW) from None
     if input.dim() == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = _wrap_dim(dim, input.dim())
     size = input._shape[d]
-    start = builtins.int(start)
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
                          f"but got {start})")
     if start < 0:
         start += size
-    if length < 0 or start + length > size:
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
     shape = list(input._shape)
     shape[d] = length
-    return _view(input, shape, input._stride, input._offset + start * input._stride[d])
+    return _checked_view(input, shape, input._stride, input._offset + start * input._stride[d])
 
 
 def select(input, dim, index):
     """The sub-tensor at ``index`` along ``dim`` (that dim removed)."""
+    index = args.to_int("select", "index", index, 2)
     if input.dim() == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = _wrap_dim(dim, input.dim())
+    d = _wrap_dim(dim, input.dim(), "select", "dim", 1)
     size = input._shape[d]
-    index = builtins.int(index)
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input._shape)} at dimension {d}")
     if index < 0:
         index += size
-    return _view(input, input._shape[:d] + input._shape[d + 1:],
-                 input._stride[:d] + input._stride[d + 1:], input._offset + index * input._stride[d])
+    return _checked_view(input, input._shape[:d] + input._shape[d + 1:],
+                         input._stride[:d] + input._stride[d + 1:],
+                         input._offset + index * input._stride[d])
 
 
 def unbind(input, dim=0):
     """The tuple of all slices along ``dim``."""
-    d = _wrap_dim(dim, input.dim())
+    d = _wrap_dim(dim, input.dim(), "unbind", "dim", 1)
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     return tuple(select(input, d, i) for i in range(input._shape[d]))
 
 
 def split(tensor, split_size_or_sections, dim=0):
     """Splits into chunks of a given size, or of the given list of sizes."""
-    d = _wrap_dim(dim, tensor.dim())
-    size = tensor._shape[d]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step <= 0 and not (step == 0 and size == 0):
+    if not isinstance(split_size_or_sections, (list, tuple)):
+        step = args.to_int("split", "split_size", split_size_or_sections, 1)
+        if tensor.dim() == 0:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got "
+                               f"split_size={step}")
+        d = _wrap_dim(dim, tensor.dim(), "split")
+        size = tensor._shape[d]
+        if step == 0 and size != 0:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {size}")
         if size == 0:
             return (tensor,)
         return tuple(narrow(tensor, d, s, min(step, size - s)) for s in range(0, size, step))
-    sections = [builtins.int(s) for s in split_size_or_sections]
+    sections = list(args.int_list("split_with_sizes", "split_sizes", (split_size_or_sections,)))
+    if tensor.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, tensor.dim(), "split")
+    size = tensor._shape[d]
+    if any(s < 0 for s in sections):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={sections}")
     if sum(sections) != size:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
                            f"(input tensor's size at dimension {d}), but got split_sizes="
@@ -335,26 +385,32 @@ def split(tensor, split_size_or_sections, dim=0):
 
 def chunk(input, chunks, dim=0):
     """Splits into ``chunks`` nearly equal pieces (the last may be smaller)."""
+    chunks = args.to_int("chunk", "chunks", chunks, 1)
+    if input.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    d = _wrap_dim(dim, input.dim())
+    d = _wrap_dim(dim, input.dim(), "chunk")
     size = input._shape[d]
-    step = max(1, -(-size // chunks))
-    return split(input, step, d)
+    if size == 0:       # PyTorch gives `chunks` empty pieces (split would give one)
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
+    return split(input, -(-size // chunks), d)
 
 
 def movedim(input, source, destination):
     """Moves dims from ``source`` positions to ``destination`` positions."""
     nd = input.dim()
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = list(source) if isinstance(source, (tuple, list)) else [source]
+    dst = list(destination) if isinstance(destination, (tuple, list)) else [destination]
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
                            f"should contain the same number of dims as destination ({dst} dims)")
-    src = [_wrap_dim(d, nd) for d in src]
-    dst = [_wrap_dim(d, nd) for d in dst]
-    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
+    src = [_wrap_dim(d, nd, "movedim", "source", 1) for d in src]
+    dst = [_wrap_dim(d, nd, "movedim", "destination", 2) for d in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
     order = [None] * nd
     for s, d in zip(src, dst):
         order[d] = s
@@ -367,46 +423,48 @@ moveaxis = movedim
 
 
 def as_strided(input, size, stride, storage_offset=None):
-    """A view with explicit size, stride and storage offset (no bounds beyond storage)."""
-    size, stride = tuple(size), tuple(stride)
+    """A view with explicit size, stride and storage offset, inside the storage."""
+    size = args.int_tuple("as_strided", "size", size, 1)
+    stride = args.int_tuple("as_strided", "stride", stride, 2)
+    off = input._offset if storage_offset is None else \
+        args.to_int("as_strided", "storage_offset", storage_offset, 3)
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
-    off = input._offset if storage_offset is None else storage_offset
+        raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
-    need = off + 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
-    if need * input.dtype.itemsize > input._storage.nbytes:
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
-                           f"offset {off}, and itemsize {input.dtype.itemsize} requiring a "
-                           f"storage size of {need * input.dtype.itemsize} are out of bounds "
-                           f"for storage of size {input._storage.nbytes}")
-    return _view(input, size, stride, off)
+    return _checked_view(input, size, stride, off)
 
 
 def unfold(self, dimension, size, step):
     """All slices of length ``size`` along ``dimension`` taken every ``step``, as a new
     last dim."""
+    size = args.to_int("unfold", "size", size, 2)
+    step = args.to_int("unfold", "step", step, 3)
     nd = self.dim()
-    d = _wrap_dim(dimension, nd) if nd else 0
+    d = _wrap_dim(dimension, nd, "unfold", "dimension", 1)
     cur = self._shape[d] if nd else 1
     if size > cur:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {cur} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    shape, stride = list(self._shape), list(self._stride)
     if nd == 0:
-        return _view(self, [size], [1], self._offset)
+        return _checked_view(self, (size,), (1,), self._offset)
+    shape, stride = list(self._shape), list(self._stride)
     shape[d] = (cur - size) // step + 1
     inner = stride[d]
     stride[d] = step * inner
-    return _view(self, shape + [size], stride + [inner], self._offset)
+    return _checked_view(self, tuple(shape) + (size,), tuple(stride) + (inner,), self._offset)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal of the (dim1, dim2) matrices as a view, in a new last dim."""
+    offset = args.to_int("diagonal", "offset", offset, 1)
     nd = input.dim()
-    a, b = _wrap_dim(dim1, nd), _wrap_dim(dim2, nd)
+    a = _wrap_dim(dim1, nd, "diagonal", "dim1", 2)
+    b = _wrap_dim(dim2, nd, "diagonal", "dim2", 3)
     if a == b:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     off = input._offset
@@ -419,7 +477,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     shape = [s for i, s in enumerate(input._shape) if i not in (a, b)] + [n]
     stride = [s for i, s in enumerate(input._stride) if i not in (a, b)]
     stride.append(input._stride[a] + input._stride[b])
-    return _view(input, shape, stride, off)
+    return _checked_view(input, tuple(shape), tuple(stride), off)
 
 
 def contiguous(input, memory_format=None):
@@ -482,13 +540,16 @@ def zero_(self):
 
 def resize_(self, *sizes, memory_format=None):
     """Changes the shape in place, re-allocating storage when it needs to grow."""
-    shape = _dims(sizes)
-    for s in shape:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(shape)}")
-    n = alloc.numel(shape)
-    need = (self._offset + n) * self.dtype.itemsize
+    shape = _dims("resize_", sizes)
+    if any(s < 0 for s in shape):
+        raise RuntimeError("numel: integer multiplication overflow")
+    args.numel(shape)
+    item = self.dtype.itemsize
+    need = args.storage_nbytes(shape, item)
+    if need:
+        need += self._offset * item
+        if need > args.INT64_MAX:
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     if need > self._storage.nbytes:
         new = alloc.storage(need, self._storage.device)
         old = self._storage
@@ -537,20 +598,44 @@ def _set_view(self, v):
     return self
 
 
-def set_(self, source=None, storage_offset=0, size=None, stride=None):
-    """Makes self share ``source``'s storage (Triton's interpreter uses this)."""
+def set_(self, source=None, storage_offset=None, size=None, stride=None):
+    """Makes self a view of ``source`` (a tensor or a storage), whole or with the given
+    offset, size and stride, checked against the storage (Triton's interpreter uses this).
+    A storage too small raises (PyTorch would grow it in place)."""
     if source is None:
         self._storage = alloc.storage(0, self._storage.device)
         self._shape, self._stride, self._offset = (0,), (1,), 0
         return self
+    item = self.dtype.itemsize
     if isinstance(source, Tensor):
-        self._storage = source._storage
-        if size is None:
-            self._shape, self._stride, self._offset = source._shape, source._stride, source._offset
-            return self
+        if source.dtype is not self.dtype:
+            from .pointwise import cpp_type_name
+            raise RuntimeError(f"Could not set tensor of type {cpp_type_name(source.dtype)} to "
+                               f"a tensor of type {cpp_type_name(self.dtype)}")
+        storage = source._storage
+        if size is None and storage_offset is None:
+            geometry = source._shape, source._stride, source._offset
     else:
-        self._storage = source._s if hasattr(source, "_s") else source
-    self._shape = tuple(size)
-    self._stride = tuple(stride) if stride is not None else alloc.contiguous_strides(self._shape)
-    self._offset = storage_offset
+        storage = source._s if hasattr(source, "_s") else source
+        if size is None and storage_offset is None:
+            geometry = (storage.nbytes // item,), (1,), 0
+    if size is not None or storage_offset is not None:
+        if size is None or storage_offset is None:
+            raise TypeError("set_() received an invalid combination of arguments: "
+                            "storage_offset and size go together")
+        offset = args.to_int("set_", "storage_offset", storage_offset, 2)
+        shape = args.int_tuple("set_", "size", size, 3)
+        stride = alloc.contiguous_strides(shape) if stride is None else \
+            args.int_tuple("set_", "stride", stride, 4)
+        if len(shape) != len(stride):
+            raise RuntimeError(f"unequal size length ({len(shape)}) and stride length "
+                               f"({len(stride)})")
+        geometry = shape, stride, offset
+        if offset >= 0 and any(n < 0 for n in shape):     # PyTorch checks this first here
+            raise RuntimeError("numel: integer multiplication overflow")
+    # negative strides (PyTorch refuses them) only from our own views, by the interpreter
+    args.check_geometry(*geometry, item, storage.nbytes,
+                        negative_strides=getattr(source, "host_alias", False))
+    self._storage = storage
+    self._shape, self._stride, self._offset = geometry
     return self

@@ -27,7 +27,8 @@ kRoundLarge = 2 * MB         # ...rounded up to a multiple of this
 
 
 class OutOfMemoryError(RuntimeError):
-    """CUDA out of memory (raised after the cache was freed and the allocation retried)."""
+    """Out of memory: on cuda raised after the cache was freed and the allocation retried;
+    the CPU allocator raises it too (``framework.OutOfMemoryError``)."""
 
 
 class RawOutOfMemory(Exception):

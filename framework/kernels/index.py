@@ -20,8 +20,10 @@ from .. import _dtype
 from .._ops import alloc
 from .._tensor import Tensor
 from .index_common import (  # noqa: F401  (STYLE_*: the error styles ops pass)
-    STYLE_DIM, STYLE_PREFIX, STYLE_RUNTIME, STYLE_SELF, STYLE_TAKE, _block, _check_index_dtype,
-    _error_slot, _first_error, _pow2, _read_int, _record_error, _scalar, bad_index,
+    STYLE_DATA, STYLE_DIM, STYLE_PREFIX, STYLE_RUNTIME, STYLE_SELF, STYLE_TAKE, _block,
+    _check_index_dtype,
+    _contig, _error_slot, _first_error, _idx64, _pow2, _read_int, _record_error, _scalar,
+    bad_index,
 )
 from .index_scatter import (  # noqa: F401  (the family's launchers and modes, defined there)
     ACCUMULATE, GATHER, PUT, REDUCE, index_loop, scatter,
@@ -32,18 +34,6 @@ _SCAN_BLOCK = 1024
 
 
 # ---- host helpers ---------------------------------------------------------------------
-
-def _contig(shape):
-    return alloc.contiguous_strides(tuple(shape))
-
-
-def _idx64(n, shape, strides):
-    """Whether a launch over n elements needs int64 positions and offsets: an index or
-    an element offset of one of the operands (strides, in elements) may reach 2**31."""
-    extent = max([n] + [sum((sz - 1) * abs(st) for sz, st in zip(shape, sts)) + 1
-                        for sts in strides])
-    return extent + _block() >= 2**31
-
 
 def _scalar_arg(value, dtype):
     """A Python number as the kernel argument for a tensor of ``dtype``: the bits of a

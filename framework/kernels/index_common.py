@@ -16,9 +16,9 @@ from .. import _dtype
 from .._ops import alloc
 from .._tensor import Tensor
 from . import copy as _copy
-from .pointwise import BLOCK
+from .pointwise import BLOCK, _index, _offset, collapse
 
-STYLE_DIM, STYLE_SELF, STYLE_TAKE, STYLE_PREFIX, STYLE_RUNTIME = range(5)
+STYLE_DIM, STYLE_SELF, STYLE_TAKE, STYLE_PREFIX, STYLE_RUNTIME, STYLE_DATA = range(6)
 
 _NO_ERROR = 2**63 - 1
 
@@ -41,6 +41,18 @@ def _block(n=None):
 def _pow2(n, cap):
     """The smallest power of two >= n, at most cap."""
     return min(cap, triton.next_power_of_2(max(1, n)))
+
+
+def _contig(shape):
+    return alloc.contiguous_strides(tuple(shape))
+
+
+def _idx64(n, shape, strides):
+    """Whether a launch over n elements needs int64 positions and offsets: an index or
+    an element offset of one of the operands (strides, in elements) may reach 2**31."""
+    extent = max([n] + [sum((sz - 1) * abs(st) for sz, st in zip(shape, sts)) + 1
+                        for sts in strides])
+    return extent + _block() >= 2**31
 
 
 def _error_slot(device):
@@ -76,9 +88,31 @@ def bad_index(style, prefix, v, dim, size):
         raise IndexError(prefix + dims)
     if style == STYLE_RUNTIME:
         raise RuntimeError(dims)
+    if style == STYLE_DATA:     # PyTorch's CPU index_select along dim 1
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} axis_dim={size}")
     if size == 0:
         raise IndexError("index is out of bounds for dimension with size 0")
     raise IndexError(dims)
+
+
+def check_range(index, shape, strides, size, style, dim, prefix=""):
+    """Raises ``style``'s error for the first value of the integer tensor ``index`` (seen
+    at shape, strides) outside [0, size): a kernel that writes through the index runs only
+    after this, so a bad index leaves the destination untouched."""
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0:
+        return
+    cshape, (si,) = collapse(tuple(shape), [tuple(strides)])
+    err = _error_slot(index._storage.device)
+    _check_range_kernel[(triton.cdiv(n, _block(n)),)](index, n, cshape, si, size, err,
+                                                      NDIM=len(cshape),
+                                                      IDX64=_idx64(n, cshape, [si]),
+                                                      BLOCK=_block(n))
+    key = _first_error(err)
+    if key is not None:
+        bad_index(style, prefix, _read_int(index, cshape, si, key), dim, size)
 
 
 def _check_index_dtype(op, index):
@@ -103,3 +137,12 @@ def _scalar(bits, IS_FLOAT: tl.constexpr):
     else:
         v = bits.to(tl.int64)
     return v
+
+
+@triton.jit
+def _check_range_kernel(idx, n, shape, si, size, err, NDIM: tl.constexpr, IDX64: tl.constexpr,
+                        BLOCK: tl.constexpr):
+    """Records the first position i whose idx value is outside [0, size)."""
+    i, mask = _index(n, BLOCK, IDX64)
+    v = tl.load(idx + _offset(i, shape, si, NDIM, False), mask=mask, other=0).to(tl.int64)
+    _record_error(err, mask & ((v < 0) | (v >= size)), i.to(tl.int64))

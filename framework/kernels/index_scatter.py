@@ -17,8 +17,8 @@ import triton
 import triton.language as tl
 
 from .._ops import alloc
-from .index_common import (STYLE_RUNTIME, _block, _check_index_dtype, _error_slot,
-                           _first_error, _pow2, _read_int, _record_error, _scalar, bad_index)
+from .index_common import (STYLE_RUNTIME, _block, _check_index_dtype, _error_slot, _pow2,
+                           _record_error, _scalar, check_range)
 from .pointwise import _down, _offset, _params_bits, _up, collapse
 
 GATHER, PUT, ACCUMULATE = range(3)
@@ -255,6 +255,9 @@ def scatter(reduce, self, self_strides, index, index_strides, src, src_strides, 
     n = alloc.numel(shape)
     if n == 0:
         return
+    # every index checked before the scatter writes anything (self stays untouched); the
+    # kernel masks bad indices all the same, so its error slot needs no read-back
+    check_range(index, shape, index_strides, dim_size, STYLE_RUNTIME, dim)
     P = shape[-1]
     O = n // P
     oshape, (ss, si, sr) = collapse(tuple(shape[:-1]), [tuple(self_strides[:-1]),
@@ -266,9 +269,3 @@ def scatter(reduce, self, self_strides, index, index_strides, src, src_strides, 
     _scatter_kernel[grid](self, ss, index, si, src, sr, index_strides[-1], src_strides[-1],
                           dim_stride, dim_size, P, O, oshape, err, R=r, HOW=how,
                           ONDIM=len(oshape), BP=bp, BO=bo, num_warps=_warps(bo * bp))
-    key = _first_error(err)
-    if key is not None:
-        o, p = divmod(key, P)
-        raw = _read_int(index, tuple(oshape) + (P,), tuple(si) + (index_strides[-1],),
-                        o * P + p)
-        bad_index(STYLE_RUNTIME, "", raw, dim, dim_size)

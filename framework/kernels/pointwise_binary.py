@@ -39,6 +39,23 @@ def _div(a, b, p0, p1, p2):
 
 
 @triton.jit
+def _scalar_rhs(b, p0):
+    """The Python scalar p0 in b's compute dtype (float32 for 16-bit floats), not rounded to
+    16 bits first: PyTorch's opmath for mul and the divisions by a scalar."""
+    return tl.zeros_like(b) + p0.to(b.dtype)
+
+
+@triton.jit
+def _mul_scalar(a, b, p0, p1, p2):
+    return _mul(a, _scalar_rhs(b, p0), p0, p1, p2)
+
+
+@triton.jit
+def _div_scalar(a, b, p0, p1, p2):
+    return _div(a, _scalar_rhs(b, p0), p0, p1, p2)
+
+
+@triton.jit
 def _maximum(a, b, p0, p1, p2):
     return tl.where(_isnan(a) | (a > b), a, b)  # NaN propagates
 
@@ -227,6 +244,16 @@ def _div_floor(a, b, p0, p1, p2):
             q = tl.where((bz != -1) & ((a < 0) != (bz < 0)) & inexact, q - 1, q)
         r = q
     return r
+
+
+@triton.jit
+def _div_trunc_scalar(a, b, p0, p1, p2):
+    return _div_trunc(a, _scalar_rhs(b, p0), p0, p1, p2)
+
+
+@triton.jit
+def _div_floor_scalar(a, b, p0, p1, p2):
+    return _div_floor(a, _scalar_rhs(b, p0), p0, p1, p2)
 
 
 @triton.jit

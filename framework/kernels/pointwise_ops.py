@@ -21,7 +21,8 @@ from .pointwise_binary import (  # noqa: F401
     _bitwise_xor, _heaviside, _xlogy, _copysign_op, _hypot, _isclose, _logaddexp,
     _logaddexp2, _div_trunc, _div_floor, _remainder, _fmod, _pow, _atan2, _ldexp,
     _nextafter, _nextafter_f16, _nextafter_bf16, _lshift, _rshift, _where, _lerp3,
-    _addcmul, _addcdiv, _clamp3,
+    _addcmul, _addcdiv, _clamp3, _mul_scalar, _div_scalar, _div_trunc_scalar,
+    _div_floor_scalar,
 )
 from .pointwise_unary import (  # noqa: F401
     _neg, _abs, _exp, _log, _sqrt_op, _rsqrt, _sin, _cos, _tanh_op, _sigmoid, _relu, _gelu,
@@ -75,6 +76,8 @@ BINARY = {
     "logaddexp": (_logaddexp, FLOAT), "logaddexp2": (_logaddexp2, FLOAT),
     "lshift": (_lshift, INT), "rshift": (_rshift, INT),
     "div_trunc": (_div_trunc, NUM), "div_floor": (_div_floor, NUM),
+    "mul_scalar": (_mul_scalar, FLOAT), "div_scalar": (_div_scalar, FLOAT),
+    "div_trunc_scalar": (_div_trunc_scalar, FLOAT), "div_floor_scalar": (_div_floor_scalar, FLOAT),
     "remainder": (_remainder, NUM), "fmod": (_fmod, NUM), "pow": (_pow, NUM),
     "atan2": (_atan2, FLOAT), "ldexp": (_ldexp, FLOAT), "nextafter": (_nextafter, FLOAT),
 }

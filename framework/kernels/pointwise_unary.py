@@ -83,12 +83,13 @@ def _silu(x, p0, p1, p2):
 
 @triton.jit
 def _clamp1(x, p0, p1, p2):
-    """clamp with scalar bounds: p0 = min, p1 = max, p2 = 1 (min only), 2 (max only), 3."""
+    """clamp with scalar bounds: p0 = min, p1 = max, p2 = 1 (min only), 2 (max only), 3.
+    A NaN bound makes every element NaN (PyTorch)."""
     which = p2.to(tl.int32)
-    lo = p0.to(x.dtype)
-    hi = p1.to(x.dtype)
-    x = tl.where(((which & 1) != 0) & (x < lo), lo, x)
-    return tl.where(((which & 2) != 0) & (x > hi), hi, x)
+    lo = tl.zeros_like(x) + p0.to(x.dtype)
+    hi = tl.zeros_like(x) + p1.to(x.dtype)
+    x = tl.where(((which & 1) != 0) & ((x < lo) | (lo != lo)), lo, x)
+    return tl.where(((which & 2) != 0) & ((x > hi) | (hi != hi)), hi, x)
 
 
 @triton.jit

@@ -266,9 +266,10 @@ def _max_combine(a, b):
 
 @triton.jit
 def _mode_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, NDIM: tl.constexpr,
-                 R: tl.constexpr, BLOCK: tl.constexpr):
+                 IS_FLOAT: tl.constexpr, R: tl.constexpr, BLOCK: tl.constexpr):
     """For R sorted rows: the longest run of equal keys (the first, i.e. the smallest
-    value, on ties) and the position of its last element (the largest index)."""
+    value, on ties) and the position of its last element (the largest index). NaNs are
+    never equal to each other (each is a run of one), as in PyTorch."""
     r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
     rm = r < rows
     base = (r * n)[:, None]
@@ -282,11 +283,15 @@ def _mode_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, NDIM: tl.cons
         k = tl.load(K + base + p, mask=mask, other=0)
         kp = tl.load(K + base + p - 1, mask=mask & (p > 0), other=0)
         kn = tl.load(K + base + p + 1, mask=mask & ((p + 1) < n), other=0)
-        is_start = (p == 0) | (k != kp)
+        if IS_FLOAT:
+            alone = k == 0x7FFFFFFFFFFFFFFF      # NaN's key
+        else:
+            alone = k != k
+        is_start = (p == 0) | (k != kp) | alone
         starts = tl.associative_scan(tl.where(is_start, p, -1), 1, _max_combine)
         starts = tl.maximum(starts, start_carry[:, None])
         start_carry = tl.max(tl.where(mask, starts, -1), axis=1)
-        is_end = mask & (((p + 1) == n) | (k != kn))
+        is_end = mask & (((p + 1) == n) | (k != kn) | alone)
         lens = tl.where(is_end, p - starts + 1, 0)
         top = tl.max(lens, axis=1)
         at = tl.min(tl.where(is_end & (lens == top[:, None]), p, n), axis=1)
@@ -306,7 +311,7 @@ def mode_rows(outer, n, x, xl, values, vl, indices, il):
         return
     K, I, oshape, xo, vo, io, rows, grid, rb, blk = s
     _mode_kernel[grid](K, I, x, oshape, xo, xl[1], values, vo, indices, io, rows, n,
-                       NDIM=len(oshape), R=rb, BLOCK=blk)
+                       NDIM=len(oshape), IS_FLOAT=_is_float(x), R=rb, BLOCK=blk)
 
 
 # ---- unique ---------------------------------------------------------------------------------

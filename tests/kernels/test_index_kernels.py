@@ -237,6 +237,22 @@ def test_scatter_errors_and_divide_count():
         same(x)
 
 
+@pytest.mark.parametrize("itype", [fw.int32, fw.int64], ids=str)
+@pytest.mark.parametrize("reduce", [None, "add", "amax"])
+def test_scatter_bad_index_writes_nothing(reduce, itype):
+    # every index is checked before the first write, on both backends: the bad one is last
+    n = 3000
+    idx = np.arange(n).reshape(1, n) % 7
+    idx[0, -1] = 7
+    self_ = both(np.zeros((7, 1)), fw.float32)
+    index = both(idx, itype)
+    src = both(np.ones((1, n)), fw.float32)
+    same_error(lambda be, d: be.index.scatter(reduce, self_[d], (1, 0), index[d], (n, 1),
+                                              src[d], (n, 1), (1, n), 0, 1, 7))
+    for d in BACKENDS:
+        assert to_np(self_[d]).sum() == 0
+
+
 # ---- compaction ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [fw.bool, fw.int8, fw.float16, fw.bfloat16, fw.float64],

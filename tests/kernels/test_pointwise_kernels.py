@@ -722,3 +722,34 @@ def test_bfloat16_every_bit_pattern():
     keep = ~np.isnan(ref)
     assert np.array_equal(np.isnan(ref), np.isnan(got))
     assert np.array_equal(ref.view(np.uint32)[keep], got.view(np.uint32)[keep])
+
+
+@pytest.mark.parametrize("dtype", [fw.float16, fw.bfloat16], ids=str)
+@pytest.mark.parametrize("name", ["mul", "div", "div_trunc", "div_floor"])
+def test_scalar_operand_kernels_compute_in_float32(name, dtype):
+    # x <op> s with s = p0 unrounded: float32 x and s, one rounding to the 16-bit output
+    # (PyTorch's opmath); the second operand is not read
+    x = np.linspace(-3, 3, 1517)
+    for s in (70000.0, 1e-5, 0.3, -1e39):
+        outs = []
+        for dev in ("cpu", "cuda"):
+            a = fw.tensor(x, dtype=dtype, device=dev)
+            wide = fw.empty(x.shape, device=dev)
+            out = fw.empty(x.shape, dtype=dtype, device=dev)
+            fw._ops.alloc.backend(a.device).pointwise.binary(
+                name + "_scalar", out, a, (1,), a, (0,), s)
+            fw._ops.alloc.backend(a.device).pointwise.binary(
+                name, wide, a.float(), (1,), fw.tensor(s, device=dev), (0,))
+            np.testing.assert_array_equal(to_np(out), to_np(wide.to(dtype)))
+            outs.append(to_np(out))
+        np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_clamp_nan_bound_makes_nan():
+    x = ft([-3.0, 0.0, math.nan, 3.0])
+    out = empty(4)
+    for which, lo, hi in ((1, math.nan, 0.0), (2, 0.0, math.nan), (3, math.nan, 1.0)):
+        P.unary("clamp", out, x, (1,), lo, hi, which)
+        assert np.isnan(to_np(out)).all()
+    P.unary("clamp", out, x, (1,), 2.0, 1.0, 3)   # min > max: max everywhere but NaN
+    assert to_np(out)[[0, 1, 3]].tolist() == [1.0, 1.0, 1.0]

@@ -153,6 +153,18 @@ def test_mode_ties_and_bool(small_block):
     same(g.mode(1), c.mode(1))
 
 
+def test_mode_counts_each_nan_once(small_block):
+    nan = float("nan")
+    a = np.array([[1.0, nan, 1.0, nan, nan] * 7, [nan] * 35, [nan, 2.0] * 17 + [3.0]])
+    c, g = pair(a, fw.float32)
+    same(g.mode(1), c.mode(1))
+    assert c.mode(1).values.tolist()[0] == 1.0 and c.mode(1).indices.tolist()[1] == 0
+    b = np.array([[2**63 - 1, 2**63 - 1, 0]])   # int64's largest key is not NaN's
+    c, g = pair(b, fw.int64)
+    same(g.mode(1), c.mode(1))
+    assert c.mode(1).values.tolist() == [2**63 - 1]
+
+
 @pytest.mark.parametrize("dtype", [fw.bool, fw.int8, fw.int64, fw.float16, fw.bfloat16,
                                    fw.float32, fw.float64])
 def test_scans(dtype):
