@@ -35,12 +35,14 @@ test: install
 # The native library under AddressSanitizer + UndefinedBehaviorSanitizer, over the test suite
 # (not part of `make test`: it is slow). It never touches framework/_C*.so here: it snapshots
 # the working files (tracked, and untracked-but-not-ignored; uncommitted edits included) into
-# $(ASAN_DIR)/tree (tar keeps mtimes, and tree/build/temp is kept, so rebuilds are
-# incremental), builds the extension in place there with FRAMEWORK_SANITIZE=1 (see setup.py),
-# and runs pytest from that tree with this .venv's python. `import framework` finds the copy
+# $(ASAN_DIR)/tree (tar keeps mtimes; tree/build/temp and the built _C*.so are kept, so
+# rebuilds are incremental), builds the extension in place there with FRAMEWORK_SANITIZE=1
+# (see setup.py), and runs pytest from that tree with this .venv's python. `import framework` finds the copy
 # because the tree is the cwd and on PYTHONPATH: both come before the editable install's
 # finder, which setuptools appends to the end of sys.meta_path; a check below asserts it.
-# Python is not sanitized, so libasan is preloaded (libubsan comes in as _C's dependency).
+# Python is not sanitized, so libasan is preloaded (libubsan comes in as _C's dependency),
+# and libstdc++ with it: else ASan's __cxa_throw interceptor finds no real __cxa_throw
+# (python does not link libstdc++) and the first C++ exception aborts with "CHECK failed".
 # Sanitizer reports go to $(ASAN_DIR)/logs/ (not stderr, where pytest's capture would lose
 # them when a worker dies), and are appended to $(ASAN_DIR)/report.txt after pytest's output.
 # Leak checks are off (CPython leaks at exit by design); allocator_may_return_null=1 so that
@@ -53,14 +55,15 @@ ASAN_PYTEST_ARGS ?= -q -rf -n $(JOBS) -p no:cacheprovider
 
 asan: $(VENV)/.installed
 	mkdir -p $(ASAN_TREE)
-	find $(ASAN_TREE) -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
+	find $(ASAN_TREE) -mindepth 1 \( -path $(ASAN_TREE)/build -o -name '_C*.so' \) -prune \
+	  -o -type f -print0 | xargs -0 rm -f
 	git ls-files -z --cached --others --exclude-standard \
 	  | tar --null -T - --ignore-failed-read -cf - | tar -xpf - -C $(ASAN_TREE)
 	cd $(ASAN_TREE) && FRAMEWORK_SANITIZE=1 FRAMEWORK_BUILD_JOBS=$(JOBS) \
 	  nice -n 10 $(CURDIR)/$(PY) setup.py -q build_ext --inplace
 	rm -rf $(ASAN_DIR)/logs && mkdir -p $(ASAN_DIR)/logs
 	cd $(ASAN_TREE) && export PYTHONPATH=$(CURDIR)/$(ASAN_TREE) TRITON_INTERPRET=1 \
-	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
+	  LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libstdc++.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:log_path=$(CURDIR)/$(ASAN_DIR)/logs/asan \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/$(ASAN_DIR)/logs/ubsan \
 	  && $(CURDIR)/$(PY) -c "import framework, framework._C as c; \

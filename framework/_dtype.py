@@ -83,7 +83,8 @@ def from_numpy_dtype(npd):
         return _FROM_NP[np.dtype(npd)]
     except KeyError:
         raise TypeError(
-            f"can't convert np.ndarray of type {np.dtype(npd)}. The only supported types are: "
+            f"can't convert np.ndarray of type numpy.{np.dtype(npd).type.__name__}. The only "
+            "supported types are: "
             "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.") from None
 
 

@@ -39,8 +39,10 @@ def test_arange_matches_torch(args):
 
 
 def test_factory_errors():
-    with pytest.raises(RuntimeError, match="negative dimension"):
+    with pytest.raises(RuntimeError, match="zeros: Dimension size must be non-negative"):
         fw.zeros(2, -1)
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        fw.ones(2, -1)
     with pytest.raises(RuntimeError, match="step must be nonzero"):
         fw.arange(0, 1, 0)
     with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent"):
@@ -108,7 +110,13 @@ SIZE_CASES = [
     ("zeros_float_tensor", lambda m, d: m.zeros(m.tensor(3.0), device=d), "Tensor"),
     ("zeros_int_tensor", lambda m, d: m.zeros(m.tensor(3), device=d), None),
     ("zeros_np_int", lambda m, d: m.zeros(np.int64(2), 2, device=d), None),
-    ("zeros_negative", lambda m, d: m.empty(2, -3, device=d), "negative dimension -3"),
+    ("empty_negative", lambda m, d: m.empty(2, -3, device=d), "negative dimension -3"),
+    ("zeros_negative", lambda m, d: m.zeros(2, -1, device=d),
+     "zeros: Dimension size must be non-negative."),
+    ("zeros_2_63", lambda m, d: m.zeros(2 ** 63, device=d),
+     "argument 'size' failed to unpack the object at pos 1 with error"),
+    ("empty_2_64", lambda m, d: m.empty(2, 2 ** 64, device=d),
+     "failed to unpack the object at pos 2"),
     ("empty_storage_overflow", lambda m, d: m.empty(2 ** 62, device=d),
      "Storage size calculation overflowed with sizes=[4611686018427387904]"),
     ("zeros_numel_overflow", lambda m, d: m.zeros(2 ** 40, 2 ** 40, device=d),
@@ -274,6 +282,12 @@ RANGE_CASES = [
     ("linspace_steps_negative", lambda m, d: m.linspace(0, 1, -1, device=d),
      "number of steps must be non-negative"),
     ("linspace_nan", lambda m, d: m.linspace(0, nan, 3, device=d), None),
+    ("linspace_1d_start", lambda m, d: m.linspace(m.ones(2, device=d), 1, 3),
+     "linspace only supports 0-dimensional start and end tensors, but got start with 1 "
+     "dimension(s)."),
+    ("linspace_0d_start", lambda m, d: m.linspace(m.tensor(0.5, device=d), 1, 3), None),
+    ("from_numpy_str", lambda m, d: m.from_numpy(np.array(["a"])),
+     "can't convert np.ndarray of type numpy.str_"),
     ("logspace_int", lambda m, d: m.logspace(0, 3, 7, dtype=m.int64, device=d), None),
     ("logspace_base2", lambda m, d: m.logspace(0, 2, 5, base=2, dtype=m.int32, device=d), None),
     ("logspace_steps_float", lambda m, d: m.logspace(0, 1, 2.5, device=d), None),

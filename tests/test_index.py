@@ -303,7 +303,8 @@ def test_sequence_as_tuple_rule(device):
     (lambda: ([0, 1], [0, 1, 1]), IndexError,
      r"shape mismatch: indexing tensors could not be broadcast together with shapes \[2\], \[3\]"),
     (lambda: ([0], [0], [0]), IndexError, "too many indices for tensor of dimension 2"),
-    (lambda: ("a",), IndexError, "only integers, slices"),
+    (lambda: ("a",), TypeError, "new\\(\\): invalid data type 'str'"),
+    (lambda: (1.5,), IndexError, "only integers, slices"),
 ])
 def test_getitem_errors(make_index, exc, msg, device):
     x = fw.zeros(3, 2, device=device)
@@ -834,8 +835,7 @@ _BAD_DEVICES = [
                                                    fw.ones(1, device=a)), _SAME),
     (lambda a, b: fw.zeros(3, device=a).index_copy_(0, fw.tensor([0], device=a),
                                                     fw.ones(1, device=b)), _SAME),
-    (lambda a, b: fw.zeros(3, device=a).index_fill_(0, fw.tensor([0], device=b), 1.0),
-     "index_fill_\\(\\): self and index value tensors should have same device type"),
+    (lambda a, b: fw.zeros(3, device=a).index_fill_(0, fw.tensor([0], device=b), 1.0), _SAME),
     (lambda a, b: fw.zeros(3, device=a).take(fw.tensor([0], device=b)), _SAME),
     (lambda a, b: fw.zeros(3, device=a).put_(fw.tensor([0], device=b), fw.ones(1, device=a)),
      _SAME),
@@ -889,3 +889,77 @@ def test_device_forms_pytorch_accepts():
     with pytest.raises(RuntimeError, match="masked_fill_: Expected inputs to be on same device"):
         z.masked_fill_(z > 0, fw.tensor(1.0, device="cuda"))
     assert z.tolist() == [0, 0, 1]
+
+
+def _outcome(call, L, device):
+    """("ok", values) or (exception class, message) of call(L, device)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = call(L, device)
+    except Exception as e:      # noqa: BLE001 (the outcome is what is compared)
+        return type(e).__name__, str(e)
+    return "ok", r.tolist() if hasattr(r, "tolist") else r
+
+
+# each call's outcome (its value, or its exception class and the start of its message) as
+# PyTorch's on the cpu
+_LIKE_TORCH = {
+    "index_select_dim1": lambda L, d: _x(L, d).index_select(1, L.tensor([4], device=d)),
+    "index_select_dim1_neg": lambda L, d: _x(L, d).index_select(-1, L.tensor([-1], device=d)),
+    "index_select_dim0": lambda L, d: _x(L, d).index_select(0, L.tensor([3], device=d)),
+    "index_select_3d_dim2": lambda L, d: L.zeros(2, 3, 4, device=d).index_select(
+        2, L.tensor([4], device=d)),
+    "index_add_int16": lambda L, d: _x(L, d).index_add_(0, L.tensor([0], dtype=L.int16,
+                                                                    device=d), L.ones(1, 4)),
+    "index_add_count": lambda L, d: _x(L, d).index_add_(0, L.tensor([0, 1], device=d),
+                                                        L.ones(1, 4, device=d)),
+    "index_copy_int32": lambda L, d: _x(L, d).index_copy_(0, L.tensor([0], dtype=L.int32,
+                                                                      device=d), L.ones(1, 4)),
+    "index_copy_count": lambda L, d: _x(L, d).index_copy_(0, L.tensor([0, 1], device=d),
+                                                          L.ones(1, 4, device=d)),
+    "take_along_dim_wraps": lambda L, d: L.take_along_dim(
+        _x(L, d), L.tensor([[4], [-1], [2**40 + 1]], device=d), 1),
+    "take_along_dim_none": lambda L, d: L.take_along_dim(_x(L, d), L.tensor([12], device=d)),
+    "masked_fill_shapes": lambda L, d: L.zeros(2, 3, device=d).masked_fill(
+        L.ones(2, dtype=L.bool, device=d), 1.0),
+    "masked_fill__shapes": lambda L, d: L.zeros(2, 3, device=d).masked_fill_(
+        L.ones(2, dtype=L.bool, device=d), 1.0),
+    "masked_select_shapes": lambda L, d: L.zeros(6, device=d).masked_select(
+        L.ones(4, dtype=L.bool, device=d)),
+    "masked_fill_str": lambda L, d: _x(L, d).masked_fill(_x(L, d) > 2, "a"),
+    "masked_fill_int8_300": lambda L, d: L.zeros(3, dtype=L.int8, device=d).masked_fill(
+        L.ones(3, dtype=L.bool, device=d), 300),
+    "masked_fill_int8_0d_300": lambda L, d: L.zeros(3, dtype=L.int8, device=d).masked_fill_(
+        L.ones(3, dtype=L.bool, device=d), L.tensor(300, device=d)),
+    "index_fill_int8_300": lambda L, d: L.zeros(3, dtype=L.int8, device=d).index_fill_(
+        0, L.tensor([0], device=d), 300),
+    "gather_out_dtype": lambda L, d: L.gather(_x(L, d), 0, L.tensor([[0]], device=d),
+                                              out=L.zeros(1, 1, dtype=L.int64, device=d)),
+    "scatter_out_dtype": lambda L, d: L.scatter(_x(L, d), 0, L.tensor([[0]], device=d), 1.0,
+                                                out=L.zeros(3, 4, dtype=L.int64, device=d)),
+    "gather_out_overlaps_self": lambda L, d: (lambda t: L.gather(
+        t[:-1], 0, L.tensor([0, 1, 2, 3], device=d), out=t[1:]))(L.arange(5.0, device=d)),
+    "getitem_0d_int": lambda L, d: L.tensor(3.0, device=d)[0],
+    "getitem_0d_slice": lambda L, d: L.tensor(3.0, device=d)[0:1],
+    "setitem_0d_int": lambda L, d: L.tensor(3.0, device=d).__setitem__(0, 1.0),
+    "getitem_step_0": lambda L, d: _x(L, d)[::0],
+    "getitem_step_neg": lambda L, d: _x(L, d)[::-1],
+    "getitem_str": lambda L, d: _x(L, d)["a"],
+    "getitem_str_in_tuple": lambda L, d: _x(L, d)[0, "a"],
+    "setitem_expand": lambda L, d: _x(L, d)[0].__setitem__(slice(None), L.ones(3, device=d)),
+    "setitem_leading_ones": lambda L, d: (lambda t: (t.__setitem__(
+        slice(1, 3), L.ones(1, 1, 4, device=d)), t)[1])(_x(L, d)),
+    "histc_long": lambda L, d: L.histc(L.tensor([1, 2], device=d), 3),
+    "bincount_float": lambda L, d: L.bincount(L.tensor([1.0], device=d)),
+}
+
+
+@pytest.mark.parametrize("name", list(_LIKE_TORCH))
+def test_outcome_like_torch(name, device):
+    want = _outcome(_LIKE_TORCH[name], torch, "cpu")
+    got = _outcome(_LIKE_TORCH[name], fw, device)
+    if want[0] == "ok":
+        assert got == want
+    else:
+        assert got[0] == want[0] and got[1].startswith(want[1].split("\n")[0][:70]), (got, want)

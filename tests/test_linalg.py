@@ -706,6 +706,13 @@ LINALG_CASES = [
         driver="gels")[1:]], None),
     ("lstsq_rank", lambda m, d: m.linalg.lstsq(m.ones(3, 2, device=d), m.ones(3, device=d)).rank,
      None),
+    ("norm_str_ord_1d", lambda m, d: m.linalg.norm(m.ones(3, device=d), ord="fro"),
+     "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."),
+    ("vecdot_mismatch", lambda m, d: m.linalg.vecdot(m.ones(3, device=d), m.ones(4, device=d)),
+     "inconsistent tensor size, expected tensor [3] and src [4] to have the same number of "
+     "elements, but got 3 and 4 elements respectively"),
+    ("vecdot_broadcast", lambda m, d: m.linalg.vecdot(m.ones(2, 3, device=d),
+                                                      m.ones(1, 3, device=d)), None),
     ("matrix_power_float", lambda m, d: m.linalg.matrix_power(m.eye(2, device=d), 2.5),
      "must be int, not float"),
     ("matrix_power_singular", lambda m, d: m.linalg.matrix_power(m.zeros(2, 2, device=d), -1),

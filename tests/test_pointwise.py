@@ -657,6 +657,7 @@ OVERLAP = {   # name: (base tensor, call writing to a view of it)
     "add_self": (_sq, lambda L, b: b.add_(b)),
     "add_out_self": (_sq, lambda L, b: L.mul(b, b, out=b)),
     "add_other_rows": (_sq, lambda L, b: b[0].add_(b[1])),
+    "add_row_col": (_sq, lambda L, b: b[0].add_(b[:, 0])),
 }
 
 
@@ -671,6 +672,23 @@ def test_overlap_layouts_torch_cannot_decide_pass(device):
     t = fw.zeros(4, device=device)
     t.as_strided((2, 2), (1, 1)).add_(1)
     assert t.tolist()[0] == 1.0
+
+
+@pytest.mark.parametrize("op", ["add", "where", "neg"])
+def test_aliased_inputs_pytorch_lets_through_are_read_first(op, device):
+    # a strided corner and its transpose: neither dense nor stride 0, so PyTorch does not
+    # refuse them, and its values then depend on its loop order; ours read the input first
+    t = fw.arange(16.0, device=device).reshape(4, 4)
+    v = t[:3, :3]
+    want = v.clone() + v.t() if op == "add" else fw.where(v > 4, v.t(), v) if op == "where" \
+        else -v.t()
+    if op == "add":
+        v.add_(v.t())
+    elif op == "where":
+        fw.where(v > 4, v.t(), v, out=v)
+    else:
+        fw.neg(v.t(), out=v)
+    assert v.tolist() == want.tolist()
 
 
 def _bits(t):

@@ -20,10 +20,16 @@ def _size(args, op="empty"):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
     for a in args:
-        if a.__class__ is not builtins.int or a < 0:
+        if a.__class__ is not builtins.int or a < 0 or a > _args.INT64_MAX:
             break
     else:
         return tuple(args)
+    for i, a in enumerate(args):
+        if a.__class__ is builtins.int and not -_args.INT64_MAX - 1 <= a <= _args.INT64_MAX:
+            raise TypeError(f"{op}(): argument 'size' failed to unpack the object at pos {i + 1} "
+                            f"with error \"Overflow when unpacking long long\"")
+        if op == "zeros" and a.__class__ is builtins.int and a < 0:  # zeros' own message
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _args.sizes(op, args)
 
 
@@ -281,7 +287,8 @@ def _tuple_arg(op, name, value, pos):
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
-    shape = _size((_tuple_arg("full", "size", size, 1),), "full")
+    shape = _size(size if isinstance(size, (tuple, list)) else _tuple_arg("full", "size", size, 1),
+                  "full")
     value = _args.scalar("full", "fill_value", fill_value, 2)
     if dtype is None:
         dtype = _dtype.bool if value.__class__ is builtins.bool else \
@@ -478,6 +485,10 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
     """``steps`` values evenly spaced from start to end inclusive."""
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v._shape:
+            raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, "
+                               f"but got {name} with {len(v._shape)} dimension(s).")
     start = _args.scalar("linspace", "start", start, 1)
     end = _args.scalar("linspace", "end", end, 2)
     steps = _args.to_int("linspace", "steps", steps, 3)

@@ -458,8 +458,8 @@ def index_select(input, dim, index, *, out=None):
         same_device("index_select", input, index, out)
     k = _kernels(input)
     # PyTorch's CPU kernel has its own path (and error) along dim 1
-    style = k.STYLE_DATA if input.dim() > 1 and (dim == 1 or dim == 1 - input.dim()) \
-        else k.STYLE_SELF
+    nd = len(input._shape)
+    style = k.STYLE_DATA if nd > 1 and (dim == 1 or dim == 1 - nd) else k.STYLE_SELF
     plan, _ = _dim_plan(input, dim, index, style)
     shape = plan.out_shape if input.dim() else ()
     if out is not None:

@@ -110,6 +110,10 @@ def vecdot(x, y, *, dim=-1, out=None):
     if x.dtype.category < 2:
         raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
                            f"input. Got {type_name(x.dtype)}")
+    if x._shape[-1:] != y._shape[-1:] and 1 not in x._shape[-1:] + y._shape[-1:]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{x._shape[-1]}] and src "
+                           f"[{y._shape[-1]}] to have the same number of elements, but got "
+                           f"{x._shape[-1]} and {y._shape[-1]} elements respectively")
     shape = broadcast_shapes(x._shape, y._shape)
     d = _wrap_dim(dim, len(shape))
     xb = views.movedim(views.expand(x, *shape), d, -1)

@@ -83,6 +83,7 @@ def solve(A, B, *, left=True, out=None):
         not_implemented("lu_cpu", A)
     check_matrix("linalg.solve", A)
     require_tensor("linalg_solve", B, "B", 2)
+    _args.same_device("linalg.solve", A, B)
     if B.dim() == 0:
         raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
     if A.dtype is not B.dtype:
@@ -224,6 +225,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     full rank except with 'gelsy' (the default)."""
     require_tensor("linalg.lstsq", A, "A", 1)
     require_tensor("linalg.lstsq", B, "B", 2)
+    _args.same_device("linalg.lstsq", A, B)
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {type_name(A.dtype)} and other's "
@@ -413,7 +415,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     if A.dim() not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
                            f"be 1D or 2D. Got {A.dim()}D.")
-    if A.dim() == 1:
+    if A.dim() == 1 and not isinstance(ord, str):   # a str ord is a matrix norm's
         return vector_norm(A, ord, None, keepdim, dtype=dtype, out=out)
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype, out=out)
 

@@ -9,6 +9,10 @@ below; the per-op part is only the kernel name and the promotion rule:
 - ``bool``:    result bool, computed in the input dtype (isnan, logical_not)
 - ``same``:    result is the input dtype (neg, abs, floor)
 
+``out=`` and in-place targets follow PyTorch's memory-overlap rules (overlap.py, applied in
+``check_out``); float16/bfloat16 ops with a Python scalar follow its opmath rule (computed in
+float32; mul and the divisions take the scalar unrounded, see ``_OPMATH``).
+
 Ops with extra arguments or rules of their own (div rounding modes, pow, clamp, where,
 lerp, isclose, ...) live in arith.py, the nn.functional activations in activation.py; both
 end in the three functions here. The CPU kernels are native/pointwise_{unary,binary,
@@ -22,7 +26,7 @@ from .._tensor import Tensor
 from .._device import CPU
 from . import alloc
 from .args import check_range
-from .overlap import check_internal, check_partial
+from .overlap import TOO_HARD, check_internal, check_partial, overlap
 
 _T = Tensor
 _float_types = (builtins.float, builtins.int, builtins.bool)
@@ -198,8 +202,19 @@ def check_overlap(out, inputs):
         check_internal(out)
     storage = out._storage
     for x in inputs:
-        if x is not out and isinstance(x, _T) and x._storage is storage:
+        if x is not out and (x.__class__ is _T or isinstance(x, _T)) and x._storage is storage:
             check_partial(out, x)
+
+
+def _read_first(out, x, stride=None, shape=None):
+    """(``x``, ``stride``), or a copy of ``x`` and its strides at the broadcast ``shape``
+    when it shares memory with ``out`` in a layout PyTorch lets through (too hard to
+    decide, so not refused): the op then reads its whole input before writing, whatever
+    order the kernel visits elements in."""
+    if overlap(out, x) is not TOO_HARD:
+        return x, stride
+    x = convert(x, x.dtype, x._storage.device)
+    return x, None if shape is None else expand_strides(x, shape)
 
 
 def type_name(dtype):
@@ -219,10 +234,8 @@ def cpp_type_name(dtype):
 
 
 def _output(op, out, shape, dtype, device, is_inplace, inputs):
-    """The tensor a kernel writes into, and the tensor to copy it to afterwards (or None).
-    ``inputs`` are the operands as the caller gave them (before any conversion)."""
-    if out is None:
-        return alloc.empty(shape, dtype, device), None
+    """The tensor a kernel writes into, and the tensor ``out`` to copy it to afterwards (or
+    None). ``inputs`` are the operands as the caller gave them (before any conversion)."""
     target = check_out(op, out, shape, dtype, is_inplace, inputs)
     if target.dtype is dtype and target._storage.device is device:
         return target, None
@@ -258,7 +271,12 @@ def unary(op, kernel, x, out, promote, p0=0.0, p1=0.0, p2=0.0):
     if cdt is not x.dtype:
         x = convert(x, cdt, device)
     shape = x._shape
-    res, target = _output(op, out, shape, rdt, device, out is not None and out is x, (given,))
+    if out is None:
+        res, target = alloc.empty(shape, rdt, device), None
+    else:
+        res, target = _output(op, out, shape, rdt, device, out is x, (given,))
+        if x is not res and x._storage is res._storage:
+            x = _read_first(res, x)[0]
     alloc.backend(device).pointwise.unary(kernel, res, x, x._stride, p0, p1, p2)
     return _finish(res, target)
 
@@ -281,8 +299,8 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
     else:
         require_tensor(op, a, "input", 1)
     cdt, rdt = compute_dtypes(promote, dt)
-    given = (a, b)
-    if kernel in _OPMATH and (cdt is _f16 or cdt is _bf16):
+    a0, b0 = a, b
+    if (cdt is _f16 or cdt is _bf16) and kernel in _OPMATH:
         s = _cpu_scalar(b)
         if s is not None:      # the kernel reads the scalar from p0, unrounded
             kernel, p0 = _OPMATH[kernel], builtins.float(s)
@@ -299,7 +317,14 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
         shape, st_a, st_b = sb, _zeros(len(sb)), b._stride
     else:
         shape, st_a, st_b = _broadcast_geometry(a, b)
-    res, target = _output(op, out, shape, rdt, device, out is not None and out is a, given)
+    if out is None:
+        res, target = alloc.empty(shape, rdt, device), None
+    else:
+        res, target = _output(op, out, shape, rdt, device, out is a, (a0, b0))
+        if a is not res and a._storage is res._storage:
+            a, st_a = _read_first(res, a, st_a, shape)
+        if b is not res and b._storage is res._storage:
+            b, st_b = _read_first(res, b, st_b, shape)
     alloc.backend(device).pointwise.binary(kernel, res, a, st_a, b, st_b, p0, p1, p2)
     return _finish(res, target)
 
@@ -355,7 +380,12 @@ def ternary(op, kernel, a, b, c, out, dtypes, p0=0.0):
     b = as_operand(b, dbc, device)
     c = as_operand(c, dbc, device)
     shape = broadcast_shapes(a._shape, b._shape, c._shape)
-    res, target = _output(op, out, shape, rdt, device, out is not None and out is a, given)
+    if out is None:
+        res, target = alloc.empty(shape, rdt, device), None
+    else:
+        res, target = _output(op, out, shape, rdt, device, out is a, given)
+        a, b, c = (_read_first(res, t)[0] if t is not res and t._storage is res._storage
+                   else t for t in (a, b, c))
     alloc.backend(device).pointwise.ternary(kernel, res, a, expand_strides(a, shape), b,
                                             expand_strides(b, shape), c,
                                             expand_strides(c, shape), p0)

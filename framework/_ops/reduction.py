@@ -274,7 +274,6 @@ def _max_min(op, input, dim, keepdim, out):
     dims = _dim_list(x, dim)
     _nonempty(op, x, dim, True)
     shape = _out_shape(x, dims, keepdim)
-    device = x._storage.device
     values, indices = (None, None) if out is None else out
     if values is not None and values.dtype is not x.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {cpp_type_name(x.dtype)}, but got "
@@ -349,7 +348,6 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
                            "operation has no identity.")
     _nonempty("aminmax", x, dim, True, name="aminmax")
     shape = _out_shape(x, dims, keepdim)
-    device = x._storage.device
     lo, hi = (None, None) if out is None else out
     lo = _target("aminmax", lo, shape, x.dtype, input, exact=True)
     hi = _target("aminmax", hi, shape, x.dtype, input, exact=True)

@@ -7,7 +7,9 @@ written through. A kernel that meets one records ``position * K + k`` (its row-m
 position in the index space, and which index tensor) with an atomic min into a one-element
 int64 tensor (``_record_error``); the launcher reads that slot back (``_first_error``) and
 raises the CPU backend's IndexError (or RuntimeError) for the first bad position
-(``bad_index``), re-reading the offending value itself (``_read_int``).
+(``bad_index``), re-reading the offending value itself (``_read_int``). A launcher whose
+kernel writes through user indices in place (scatter) first runs ``check_range``, so that a
+bad index raises before anything is written.
 """
 import triton
 import triton.language as tl

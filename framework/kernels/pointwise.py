@@ -34,8 +34,9 @@ round_decimals isnan isinf isposinf isneginf isfinite nan_to_num clamp threshold
 gelu_tanh silu mish softplus elu leaky_relu hardsigmoid hardswish; binary add sub mul div
 div_trunc div_floor remainder fmod pow atan2 hypot copysign ldexp xlogy logaddexp
 logaddexp2 nextafter lerp maximum minimum fmax fmin eq ne lt le gt ge logical_and/or/xor
-isclose heaviside bitwise_and/or/xor lshift rshift; ternary where lerp addcmul addcdiv
-clamp.
+isclose heaviside bitwise_and/or/xor lshift rshift, and mul_scalar div_scalar
+div_trunc_scalar div_floor_scalar (16-bit floats by the scalar p0 kept in float32, PyTorch's
+opmath; the second operand is not read); ternary where lerp addcmul addcdiv clamp.
 
 Integer division (div_trunc, div_floor, remainder, fmod) by zero raises RuntimeError
 "ZeroDivisionError" like the CPU kernels (PyTorch's CUDA kernels give unspecified values):
