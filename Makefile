@@ -35,9 +35,12 @@ test: install
 # The native library under AddressSanitizer + UndefinedBehaviorSanitizer, over the test suite
 # (not part of `make test`: it is slow). It never touches framework/_C*.so here: it snapshots
 # the working files (tracked, and untracked-but-not-ignored; uncommitted edits included) into
-# $(ASAN_DIR)/tree (tar keeps mtimes; tree/build/temp and the built _C*.so are kept, so
-# rebuilds are incremental), builds the extension in place there with FRAMEWORK_SANITIZE=1
-# (see setup.py), and runs pytest from that tree with this .venv's python. `import framework` finds the copy
+# $(ASAN_DIR)/snap, then syncs them into $(ASAN_DIR)/tree copying only files whose content
+# differs, with a fresh mtime (source mtimes cannot be kept: a file edited after one snapshot
+# but before its object finished compiling would look older than that object, and stay
+# stale); tree/build/temp and the built _C*.so are kept, so rebuilds are incremental. It
+# builds the extension in place there with FRAMEWORK_SANITIZE=1 (see setup.py), and runs
+# pytest from that tree with this .venv's python. `import framework` finds the copy
 # because the tree is the cwd and on PYTHONPATH: both come before the editable install's
 # finder, which setuptools appends to the end of sys.meta_path; a check below asserts it.
 # Python is not sanitized, so libasan is preloaded (libubsan comes in as _C's dependency),
@@ -54,11 +57,13 @@ ASAN_TESTS ?= tests
 ASAN_PYTEST_ARGS ?= -q -rf -n $(JOBS) -p no:cacheprovider
 
 asan: $(VENV)/.installed
-	mkdir -p $(ASAN_TREE)
-	find $(ASAN_TREE) -mindepth 1 \( -path $(ASAN_TREE)/build -o -name '_C*.so' \) -prune \
-	  -o -type f -print0 | xargs -0 rm -f
+	rm -rf $(ASAN_DIR)/snap && mkdir -p $(ASAN_DIR)/snap $(ASAN_TREE)
 	git ls-files -z --cached --others --exclude-standard \
-	  | tar --null -T - --ignore-failed-read -cf - | tar -xpf - -C $(ASAN_TREE)
+	  | tar --null -T - --ignore-failed-read -cf - | tar -xf - -m -C $(ASAN_DIR)/snap
+	cd $(ASAN_DIR)/snap && find . -type f | while read -r f; do cmp -s "$$f" "../tree/$$f" \
+	  || { mkdir -p "../tree/$${f%/*}" && cp "$$f" "../tree/$$f"; }; done
+	cd $(ASAN_TREE) && find . \( -path ./build -o -name '_C*.so' \) -prune -o -type f -print \
+	  | while read -r f; do [ -e "../snap/$$f" ] || rm -f "$$f"; done
 	cd $(ASAN_TREE) && FRAMEWORK_SANITIZE=1 FRAMEWORK_BUILD_JOBS=$(JOBS) \
 	  nice -n 10 $(CURDIR)/$(PY) setup.py -q build_ext --inplace
 	rm -rf $(ASAN_DIR)/logs && mkdir -p $(ASAN_DIR)/logs

@@ -363,8 +363,10 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __bool__(self):
-        if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        n = self.numel()
+        if n != 1:
+            what = "no values" if n == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
         return builtins.bool(self.item())
 
     def __float__(self):

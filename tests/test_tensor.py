@@ -119,10 +119,18 @@ def test_clone_contiguous_copy(device):
         fw.zeros(3, device=device).copy_(a)
 
 
-def test_overlapping_copy_is_safe():
+def test_overlapping_copy_raises_as_in_pytorch():
+    # PyTorch refuses a copy whose source partly overlaps its destination (the result
+    # would depend on the loop order); a copy onto itself is fine
     a = fw.arange(6)
-    a[1:].copy_(a[:-1])
-    assert a.tolist() == [0, 0, 1, 2, 3, 4]
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory"):
+        a[1:].copy_(a[:-1])
+    assert a.tolist() == [0, 1, 2, 3, 4, 5]
+    a.copy_(a)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+        a[:1].expand(3).copy_(fw.ones(3, dtype=a.dtype))
+    assert a.tolist() == [0, 1, 2, 3, 4, 5]
 
 
 def test_version_counter_bumps_on_inplace():

@@ -1,8 +1,10 @@
 """View ops: new shape/stride/offset over the same storage, never a copy (except reshape
 and contiguous when the layout requires one)."""
+import builtins
+
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
-from . import alloc, args
+from . import alloc, args, overlap
 
 _make = Tensor._make
 
@@ -503,23 +505,12 @@ def copy_(self, src, non_blocking=False):
     if src._storage.device is not self._storage.device:
         from .creation import to_device
         src = to_device(src, self._storage.device, non_blocking=non_blocking)
-    if src._storage is self._storage and _overlaps(self, src):
-        src = clone(src)
+    if self._storage is src._storage:
+        overlap.check_partial(self, src)
+    overlap.check_internal(self)
     self._storage.version += 1
     alloc.backend(self._storage.device).copy.copy(self, src, expand_strides(src, self._shape))
     return self
-
-
-def _overlaps(a, b):
-    if a.is_set_to(b):
-        return False
-
-    def span(t):
-        lo = t._offset
-        hi = lo + sum((n - 1) * s for n, s in zip(t._shape, t._stride)) + 1
-        return lo * t.dtype.itemsize, hi * t.dtype.itemsize
-    (a0, a1), (b0, b1) = span(a), span(b)
-    return a0 < b1 and b0 < a1
 
 
 def fill_(self, value):
@@ -529,6 +520,9 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
         value = value.item()
+    elif value.__class__ is not builtins.float and value.__class__ is not builtins.int:
+        value = args.scalar("fill_", "value", value)
+    args.check_range(value, self.dtype)
     self._storage.version += 1
     alloc.backend(self._storage.device).copy.fill(self, value)
     return self
