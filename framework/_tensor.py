@@ -601,6 +601,9 @@ class Tensor:
         return self.abs()
 
     def __invert__(self):
+        if self.dtype.is_floating_point:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                            "tensors")
         return self.bitwise_not()
 
     def __and__(self, other):
@@ -637,9 +640,13 @@ class Tensor:
         return self.bitwise_right_shift(other)
 
     def __eq__(self, other):
+        if isinstance(other, (str, type(None))):
+            return NotImplemented     # torch: t == 'a' is False, not an error
         return self.eq(other)
 
     def __ne__(self, other):
+        if isinstance(other, (str, type(None))):
+            return NotImplemented
         return self.ne(other)
 
     def __lt__(self, other):

@@ -153,7 +153,8 @@ def resolve(generator, device):
 
 def manual_seed(seed):
     """Sets the seed of the default generator of every device. Returns the CPU generator."""
-    value = _check_seed(int(seed) if isinstance(seed, float) else seed)
+    # torch.manual_seed converts with int() first: manual_seed('a') is int()'s ValueError
+    value = _check_seed(seed if hasattr(seed, "__index__") else int(seed))
     _pending_seed[0] = value
     for g in _defaults.values():
         g._seed, g._offset = value, 0

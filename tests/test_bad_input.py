@@ -42,7 +42,7 @@ def torch_outcome(case):
 def test_bad_input(case, dev, isolated):
     got = isolated[(case.id, dev)] if case.crash else B.run(case, fw, dev)
     status, detail = B.judge(case, got, torch_outcome(case))
-    assert status == "pass", f"[{status}] {detail}"
+    assert status in ("pass", "argtext"), f"[{status}] {detail}"
 
 
 @pytest.mark.skipif(torch is None, reason="torch is not installed")

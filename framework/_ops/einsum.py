@@ -10,7 +10,7 @@ import string
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import alloc, views
+from . import alloc, args, views
 from .linalg import _gemm, _no_bool
 from .linalg_compose import sum_last
 from .pointwise import type_name
@@ -136,6 +136,7 @@ def einsum(equation, *operands):
                             f"{type(x).__name__}")
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
+    args.same_device("einsum", *operands)
     labels, output = _parse(equation, operands)
     dtype = operands[0].dtype
     for x in operands[1:]:

@@ -202,8 +202,11 @@ def check_overlap(out, inputs):
         check_internal(out)
     storage = out._storage
     for x in inputs:
-        if x is not out and (x.__class__ is _T or isinstance(x, _T)) and x._storage is storage:
-            check_partial(out, x)
+        if x is not out and (x.__class__ is _T or isinstance(x, _T)):
+            if x._storage is storage:
+                check_partial(out, x)
+            elif x._storage.device is not storage.device and x._shape:
+                common_device("out", (out, x))
 
 
 def _read_first(out, x, stride=None, shape=None):

@@ -15,7 +15,7 @@ import numpy as np
 from .. import _dtype
 from .. import random as _random
 from .._tensor import Tensor
-from . import alloc
+from . import alloc, overlap
 from . import args as _args
 from .creation import _finish, _size, _tuple_arg
 from .pointwise import (require_tensor, broadcast_shapes, check_out, common_device,
@@ -80,6 +80,13 @@ def _like(input, dtype, device):
 
 def _inplace(t):
     t._storage.version += 1
+    return t
+
+
+def _target(t):
+    """Refuses an in-place random fill of a tensor whose elements share memory."""
+    if 0 in t._stride:
+        overlap.check_internal(t)
     return t
 
 
@@ -328,7 +335,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
         _check_p_tensor(p)
     else:
         _check_p(p)
-    return _inplace(_bernoulli_into(self, p, generator))
+    return _inplace(_bernoulli_into(_target(self), p, generator))
 
 
 def _check_distribution(input):
@@ -394,14 +401,14 @@ def uniform_(self, from_=0, to=1, *, generator=None):
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
                            f"{type_name(self.dtype)}>::max(), but found to={_fmt(to)} and "
                            f"from={_fmt(from_)} which result in to-from to exceed the limit")
-    return _inplace(_fill(self, UNIFORM, from_, float(to) - float(from_), generator))
+    return _inplace(_fill(_target(self), UNIFORM, from_, float(to) - float(from_), generator))
 
 
 def normal_(self, mean=0, std=1, *, generator=None):
     """Fills self with numbers drawn from N(mean, std**2)."""
     _need_float("normal_kernel_cpu", self.dtype)
     _check_std(std)
-    return _inplace(_fill(self, NORMAL, mean, std, generator))
+    return _inplace(_fill(_target(self), NORMAL, mean, std, generator))
 
 
 def random_(self, from_=None, to=_MISSING, *, generator=None):
@@ -417,7 +424,7 @@ def random_(self, from_=None, to=_MISSING, *, generator=None):
     else:
         low = 0 if from_ is None else from_
         high = _max_of(self.dtype) + 1 if to is None else to
-    return _inplace(_random_range(self, low, high, generator))
+    return _inplace(_random_range(_target(self), low, high, generator))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -428,7 +435,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
                            f"{type_name(self.dtype)}")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
-    return _inplace(_fill(self, EXPONENTIAL, 0.0, 1.0 / lambd, generator))
+    return _inplace(_fill(_target(self), EXPONENTIAL, 0.0, 1.0 / lambd, generator))
 
 
 def geometric_(self, p, *, generator=None):
@@ -437,7 +444,7 @@ def geometric_(self, p, *, generator=None):
         raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
-    return _inplace(_fill(self, GEOMETRIC, 0.0, 1.0 / math.log1p(-p), generator))
+    return _inplace(_fill(_target(self), GEOMETRIC, 0.0, 1.0 / math.log1p(-p), generator))
 
 
 def log_normal_(self, mean=1, std=2, *, generator=None):
@@ -445,7 +452,7 @@ def log_normal_(self, mean=1, std=2, *, generator=None):
     _need_float("log_normal_cpu", self.dtype)
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
-    return _inplace(_fill(self, LOG_NORMAL, mean, std, generator))
+    return _inplace(_fill(_target(self), LOG_NORMAL, mean, std, generator))
 
 
 def cauchy_(self, median=0, sigma=1, *, generator=None):
@@ -457,4 +464,4 @@ def cauchy_(self, median=0, sigma=1, *, generator=None):
                            f"dtype must be a floating point but you specified {cname}")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
-    return _inplace(_fill(self, CAUCHY, median, sigma, generator))
+    return _inplace(_fill(_target(self), CAUCHY, median, sigma, generator))
