@@ -9,7 +9,7 @@ here. Shape checks and error messages follow PyTorch's.
 import builtins
 
 from .._tensor import Tensor
-from . import alloc
+from . import alloc, overlap
 from .pointwise import require_tensor, check_out, expand_strides, type_name
 from . import views
 
@@ -52,6 +52,8 @@ def _result(out, shape, dtype, device, inplace=False):
     if isinstance(out, _T) and out.dtype is not dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp(dtype)}, but got "
                            f"{_cpp(out.dtype)} instead")
+    if isinstance(out, _T) and 0 in out._stride:
+        overlap.check_internal(out)
     return check_out("matmul", out, shape, dtype, inplace)
 
 
@@ -82,6 +84,11 @@ def _check_scalars(dtype, beta, alpha):
 def _product(op, dtype, device, shape, a, b, c, beta, alpha, out):
     beta, alpha = _check_scalars(dtype, beta, alpha)
     res = _result(out, shape, dtype, device, out is not None and out is c)
+    if out is not None and (res._storage is a._storage or res._storage is b._storage):
+        # the GEMM reads a and b while it writes res: compute apart, then copy (as PyTorch)
+        tmp = _gemm(alloc.empty(shape, dtype, device), a, b, c, beta, alpha)
+        alloc.backend(device).copy.copy(res, tmp, tmp._stride)
+        return res
     return _gemm(res, a, b, c, beta, alpha)
 
 

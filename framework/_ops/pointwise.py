@@ -25,6 +25,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._device import CPU
 from . import alloc
+from . import args as _args
 from .args import check_range
 from .overlap import TOO_HARD, check_internal, check_partial, overlap
 
@@ -128,6 +129,8 @@ def scalar_tensor(value, dtype, device):
 def as_operand(x, dtype, device):
     """``x`` (tensor or number) as a tensor of ``dtype`` on ``device`` (copying if needed)."""
     if x.__class__ is not _T and not isinstance(x, _T):
+        if x.__class__ not in _float_types:
+            x = _args.scalar("", "other", x)    # NumPy scalars as Python numbers
         return scalar_tensor(x, dtype, device)
     if x.dtype is not dtype or x._storage.device is not device:
         return convert(x, dtype, device)
