@@ -16,7 +16,36 @@ except ImportError:   # the tables are the spec without it
 
 CUDA = fw.cuda.is_available()
 CASES = B.all_cases()
-PARAMS = [pytest.param(c, dev, id=f"{c.id}-{dev}") for c in CASES for dev in B.devices_for(c, CUDA)]
+
+# Known divergences from PyTorch, left open in issue 9's closing note. Strict: a case that
+# starts passing fails here, so its entry must be removed.
+KNOWN = {
+    "shapes.broadcast_shapes_neg": "torch.broadcast_shapes has its own ValueError text",
+    "shapes.broadcast_shapes_mismatch": "torch.broadcast_shapes has its own message",
+    "dtypes.int_clamp_float_inplace": "clamp_ names the C++ type ('long int'), add_ the "
+                                      "scalar name ('Long'); we print the scalar name",
+    "dtypes.to_str_dtype": "Tensor.to('float32') says 'Expected one of cpu, cuda...' "
+                           "where torch says 'Invalid device string'",
+    "sizes.repeat_huge": "torch's text comes from int64 wrap-around; ours names the overflow",
+    "sizes.repeat_overflow": "torch's text comes from int64 wrap-around; ours names the overflow",
+    "sizes.tile_huge": "torch's text comes from int64 wrap-around; ours names the overflow",
+    "scalars.tensor_ragged_deep": "ragged nesting below the first level: NumPy's ValueError",
+    "scalars.add_float_2_63_ok": "a float tensor plus 2**63: OverflowError on cpu, a wrong "
+                                 "sign on simulated cuda (Triton takes the int as int64)",
+}
+KNOWN_ON = {("scalars.add_alpha_str", "cuda"): "alpha='a' reaches Triton as a ValueError",
+            ("scalars.add_int64_2_63", "cpu"): "an int64 tensor plus 2**63 (wraps in torch) "
+                                               "raises OverflowError on cpu",
+            ("scalars.add_float_2_70", "cuda"): "Triton's OverflowError text"}
+
+
+def _param(c, dev):
+    why = KNOWN_ON.get((c.id, dev)) or KNOWN.get(c.id)
+    marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
+    return pytest.param(c, dev, id=f"{c.id}-{dev}", marks=marks)
+
+
+PARAMS = [_param(c, dev) for c in CASES for dev in B.devices_for(c, CUDA)]
 
 
 @pytest.fixture(scope="session")
