@@ -77,9 +77,11 @@ asan: $(VENV)/.installed
 	  && { nice -n 10 $(CURDIR)/$(PY) -m pytest $(ASAN_PYTEST_ARGS) $(ASAN_TESTS) \
 	       > $(CURDIR)/$(ASAN_DIR)/report.txt 2>&1; echo $$? > $(CURDIR)/$(ASAN_DIR)/pytest.rc; }
 	tail -n 30 $(ASAN_DIR)/report.txt
-	@cd $(ASAN_DIR) && if ls logs | grep -q .; then \
-	  for f in logs/*; do echo "=== $$f"; cat $$f; done >> report.txt; \
-	  echo "sanitizer reports: $$(ls logs | wc -l) (in $(ASAN_DIR)/report.txt)"; exit 1; fi; \
+	@# the out-of-memory tests leave "failed to allocate" warnings in logs/: not findings
+	@cd $(ASAN_DIR) && found=$$(grep -lE "ERROR: [A-Za-z]+Sanitizer|runtime error:" logs/* \
+	  2>/dev/null); if [ -n "$$found" ]; then \
+	  for f in $$found; do echo "=== $$f"; cat $$f; done >> report.txt; \
+	  echo "sanitizer reports: $$(echo $$found | wc -w) (in $(ASAN_DIR)/report.txt)"; exit 1; fi; \
 	  echo "no sanitizer reports"; exit $$(cat pytest.rc)
 
 bench: install
