@@ -56,3 +56,14 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None, equal_nan=T
                                    atol=atol if atol is not None else t, equal_nan=equal_nan)
     else:
         np.testing.assert_array_equal(a, e)
+
+
+def assert_refused_like(torch, fn, device):
+    """``fn(module, device)`` raises RuntimeError with torch (on cpu) and with the
+    framework (on ``device``), and the first sentences of the two messages agree."""
+    import pytest
+    with pytest.raises(RuntimeError) as want:
+        fn(torch, "cpu")
+    with pytest.raises(RuntimeError) as got:
+        fn(fw, device)
+    assert str(got.value).split(".")[0] == str(want.value).split(".")[0]
