@@ -4,7 +4,6 @@ Ops (``add``, ``sum``, ``view``, ...) are attached as methods by the dispatcher 
 ``ops.yaml``; this file holds what is a property of the tensor object itself.
 """
 import builtins
-import operator
 import warnings
 import weakref
 
@@ -807,15 +806,7 @@ def _wrap_dim(dim, ndim, op=None, name="dim", pos=None):
 
 
 def _dim_index(dim, op, name="dim", pos=None):
-    """A dim that is not a plain int as a Python int (operator.index), or TypeError."""
-    if not isinstance(dim, (bool, np.bool_)):
-        if isinstance(dim, Tensor):
-            if dim.numel() == 1 and dim.dtype.category == 1:     # an integer dtype
-                return int(dim.item())
-        elif hasattr(type(dim), "__index__"):
-            return operator.index(dim)
-    kind = "Tensor" if isinstance(dim, Tensor) else type(dim).__name__
-    where = f"argument '{name}'" + ("" if pos is None else f" (position {pos})")
-    if op:
-        where = f"{op}(): {where}"
-    raise TypeError(f"{where} must be int, not {kind}")
+    """A dim that is not a plain int as a Python int, or PyTorch's TypeError (args.to_int;
+    imported here because args imports this module)."""
+    from ._ops.args import to_int
+    return to_int(op, name, dim, pos)

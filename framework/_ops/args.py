@@ -34,9 +34,10 @@ def to_int(op, name, value, pos=None):
             raise ValueError("Overflow when unpacking long long")    # PyTorch's parser's
         return value
     if isinstance(value, (_bool, np.bool_)) or not _is_index(value):
-        raise TypeError(f"{op}(): argument '{name}'{_at(pos)} must be int, not "
+        where = f"argument '{name}'{_at(pos)}"
+        raise TypeError(f"{op + '(): ' if op else ''}{where} must be int, not "
                         f"{_type_name(value)}")
-    v = operator.index(value)
+    v = _int(value.item()) if isinstance(value, Tensor) else operator.index(value)
     if not -INT64_MAX - 1 <= v <= INT64_MAX:
         raise ValueError("Overflow when unpacking long long")
     return v
