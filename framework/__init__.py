@@ -5,6 +5,7 @@
 import ctypes as _ctypes
 import os as _os
 import sys as _sys
+import types as _types
 
 import scipy_openblas32 as _openblas
 
@@ -25,7 +26,7 @@ from . import _ops  # noqa: E402
 from ._ops import dispatcher as _dispatcher  # noqa: E402
 from ._ops.pointwise import broadcast_shapes  # noqa: E402,F401
 from ._ops.views import broadcast_tensors  # noqa: E402,F401
-from . import backends, cuda, linalg, nn  # noqa: E402,F401
+from . import backends, cuda, linalg  # noqa: E402,F401
 from .cuda import OutOfMemoryError  # noqa: E402,F401
 from ._matmul_precision import (  # noqa: E402,F401
     get_float32_matmul_precision, set_float32_matmul_precision,
@@ -35,13 +36,18 @@ from .random import (  # noqa: E402,F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
 
+# The table's nn.functional ops are bound into a plain namespace module, which
+# framework.nn.functional re-exports beside its Python-level functions; nn itself is
+# imported last because its modules lean on autograd.
+_nn_functional_ops = _types.ModuleType("framework._nn_functional_ops")
 _dispatcher.install({"": _sys.modules[__name__], "linalg": linalg,
-                     "nn.functional": nn.functional})
+                     "nn.functional": _nn_functional_ops})
 from . import autograd  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402,F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled,
 )
+from . import nn  # noqa: E402,F401
 
 
 def is_tensor(obj):

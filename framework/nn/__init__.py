@@ -1,2 +1,4 @@
-"""Neural network building blocks (PyTorch's ``torch.nn``); modules arrive with the nn issue."""
-from . import functional  # noqa: F401
+"""Neural network building blocks (PyTorch's ``torch.nn``)."""
+from .parameter import *  # noqa: F401,F403
+from .modules import *  # noqa: F401,F403
+from . import functional, init, utils  # noqa: F401

@@ -1,0 +1,1 @@
+"""Parameter initialisation (PyTorch's ``torch.nn.init``)."""

@@ -1,0 +1,1 @@
+"""nn utilities (PyTorch's ``torch.nn.utils``)."""
