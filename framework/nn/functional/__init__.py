@@ -11,6 +11,7 @@ globals().update({k: v for k, v in vars(_table).items() if not k.startswith("_")
 del _table
 
 from .activation import *  # noqa: E402,F401,F403
+from .softmax import *  # noqa: E402,F401,F403
 from .linear import *  # noqa: E402,F401,F403
 from .conv import *  # noqa: E402,F401,F403
 from .pooling import *  # noqa: E402,F401,F403

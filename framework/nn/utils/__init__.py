@@ -1,1 +1,2 @@
 """nn utilities (PyTorch's ``torch.nn.utils``)."""
+from . import rnn  # noqa: F401
