@@ -25,6 +25,8 @@ import importlib
 import os
 import re
 
+import sys
+
 import yaml
 
 from .._tensor import Tensor
@@ -166,10 +168,25 @@ def install(modules):
     for op in load().values():
         if "function" in op.variants:
             setattr(modules[op.namespace], op.name, op.fn)
+            _name_for_pickle(op.fn, op.namespace, op.name)
         if "method" in op.variants:
             setattr(Tensor, op.name, op.method_fn)
         if "inplace" in op.variants:
             setattr(Tensor, op.name + "_", _inplace_method(op))
+
+
+def _name_for_pickle(fn, namespace, name):
+    """Points ``fn.__module__``/``__qualname__`` at its public home (``framework.nn.functional.
+    relu``), unless they already lead back to it, so that pickle (and deepcopy of modules
+    holding ``activation=F.relu``) finds the function by name."""
+    module = sys.modules.get(getattr(fn, "__module__", None))
+    if module is not None and getattr(module, getattr(fn, "__qualname__", ""), None) is fn:
+        return
+    try:
+        fn.__module__ = "framework" + ("." + namespace if namespace else "")
+        fn.__qualname__ = name
+    except (AttributeError, TypeError):
+        pass
 
 
 def function(name):
