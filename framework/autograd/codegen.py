@@ -74,6 +74,12 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
     # saves functions, the op with grad mode off, the node; the rest goes through record()
     fast = ""
     if not inplace:
+        # a no-op (contiguous() of a contiguous tensor) returns its input itself, which
+        # keeps its own history: a leaf stays a leaf
+        plain = [impl_name.get(n, n) for n, is_list in tensor_params if not is_list]
+        plain = [n for n in plain if n in names]
+        same = (f"            if {' or '.join(f'_r is {n}' for n in plain)}:\n"
+                "                return _r\n") if plain else ""
         args = ", ".join(names)
         fast = (f"        if {'out is None' if 'out' in names else 'True'}:\n"
                 f"            _e, _s = (_d.edges or _compile(_d))({args})\n"
@@ -83,6 +89,7 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
                 f"                _r = _impl({', '.join(call)})\n"
                 "            finally:\n"
                 "                _mode.enabled = True\n"
+                f"{same}"
                 "            return _attach(_d, _e, _s, _r)\n")
     src = (f"def {impl.__name__}({', '.join(params)}):\n"
            f"    if _mode.enabled and ({' or '.join(checks)}):\n"

@@ -208,16 +208,11 @@ def _scatter_back(grad, pos, n):
     return flat.index_add(0, pos, g)[1:]
 
 
-def moved_multi(grads, input, fn, results):
-    """``moved`` for ops with several outputs (split, chunk, unbind)."""
-    n = input.numel()
-    pos = fn(framework.arange(1, n + 1, device=input.device).reshape(input.shape))
-    total = grads[0].new_zeros(n) if grads and grads[0] is not None else \
-        results[0].new_zeros(n)
-    for g, p in zip(grads, pos):
-        if g is not None:
-            total = total + _scatter_back(g, p, n)
-    return total.reshape(input.shape)
+def pieces_backward(grads, results, dim, stacked=False):
+    """Gradient of split, chunk (``cat`` of the pieces' gradients) and unbind (``stack``):
+    the pieces tile the input along ``dim``; a piece without a gradient gives zeros."""
+    gs = [g if g is not None else r.new_zeros(r.shape) for g, r in zip(grads, results)]
+    return framework.stack(gs, dim) if stacked else framework.cat(gs, dim)
 
 
 def moved_list(grad, tensors, fn):

@@ -86,7 +86,7 @@ class Derivatives:
 
 
 _META_USES = (r"\b{0}\.(shape|dtype|device)\b", r"\b{0}\.(dim|numel)\(\)",
-              r"\b(unreduce|moved|moved_multi|index_backward|numel_of|reduced_dims)\((grads?(\[0\])?, )?{0}\b")
+              r"\b(unreduce|moved|index_backward|numel_of|reduced_dims)\((grads?(\[0\])?, )?{0}\b")
 
 
 def _meta_only(name, text):
@@ -229,6 +229,10 @@ def record(d, call, env):
         result = call()
     finally:
         mode.enabled = True
+    if isinstance(result, Tensor) and any(result is v for v in env.values()):
+        # a no-op (contiguous() of a contiguous tensor, flatten() that changes nothing)
+        # returns its input itself: it keeps its own history (a leaf stays a leaf)
+        return result
     return _attach(d, edges, saved, result)
 
 
