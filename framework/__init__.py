@@ -68,3 +68,4 @@ def set_num_threads(n):
     """Sets the number of threads used by the CPU kernels (ours and OpenBLAS's)."""
     _C.set_num_threads(n)
     _C.blas_set_num_threads(n)
+from . import func  # noqa: E402,F401

@@ -12,6 +12,9 @@ void register_index(py::module_& m);
 void register_linalg(py::module_& m);
 void register_random(py::module_& m);
 void register_shape(py::module_& m);
+void register_conv(py::module_& m);
+void register_softmax(py::module_& m);
+void register_pool(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
@@ -34,4 +37,7 @@ PYBIND11_MODULE(_C, m) {
   fw::register_linalg(m);
   fw::register_random(m);
   fw::register_shape(m);
+  fw::register_conv(m);
+  fw::register_softmax(m);
+  fw::register_pool(m);
 }

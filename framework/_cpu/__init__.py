@@ -1,3 +1,5 @@
 """The CPU backend: thin launchers over the C++ kernels in framework._C, one module per
 kernel family. Ops in framework._ops reach them as ``backend(device).<family>.<kernel>``."""
 from . import copy, pointwise, reduction, sort, index, linalg, random, shape  # noqa: F401
+from . import softmax, pool  # noqa: F401
+from . import conv  # noqa: F401

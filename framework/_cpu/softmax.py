@@ -1,0 +1,8 @@
+"""CPU launchers: softmax family kernels (native/softmax.cpp)."""
+from .. import _C
+
+
+def softmax(log, x, y, outer, n, inner):
+    """y = softmax (``log``: log_softmax) of contiguous x viewed as (outer, n, inner) along
+    n; x and y have the same floating dtype."""
+    _C.softmax(bool(log), x.dtype.code, x.data_ptr(), y.data_ptr(), outer, n, inner)
