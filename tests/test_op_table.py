@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import framework as fw
+from framework import kernels
 from framework._ops import dispatcher
 from helpers import assert_close
 from opdb import all_cases
@@ -85,8 +86,7 @@ def _launchers(mod):
             and (v.__module__ == name or v.__module__.startswith(name + "_"))}
 
 
-@pytest.mark.parametrize("family", ["copy", "pointwise", "reduction", "sort", "index", "linalg",
-                                    "random", "shape"])
+@pytest.mark.parametrize("family", kernels.FAMILIES)
 def test_cuda_backend_has_every_cpu_launcher(family):
     """The cuda backend mirrors the CPU backend: same launcher names and parameters."""
     import importlib

@@ -16,8 +16,6 @@ from . import alloc
 from .args import int_tuple
 from .pointwise import require_tensor
 
-_NUMBERS = {1: "one", 2: "two", 3: "three"}
-
 
 # ---- argument parsing ----------------------------------------------------------------------
 
@@ -113,13 +111,6 @@ def messages_3d(op):
                       "ints",
             "padding": f"{op}: padding must either be a single int, or a tuple of three ints",
             "dilation": f"{op}: dilation must be either a single int, or a tuple of three ints"}
-
-
-def messages_1d(op):
-    """Length errors of the 1d ops that PyTorch runs as 2d (avg_pool1d, max_pool1d with
-    indices)."""
-    return {n: f"{op}() argument '{n}' should contain one int (got {{}})"
-            for n in ("kernel_size", "stride", "padding", "dilation")}
 
 
 def parse_1d(op, kernel_size, stride, padding, dilation):

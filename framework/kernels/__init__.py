@@ -3,7 +3,8 @@ the names and arguments of the CPU backend (framework/_cpu). Ops reach them as
 ``backend(device).<family>.<kernel>``; families are imported on first use."""
 import importlib
 
-FAMILIES = ("copy", "pointwise", "reduction", "sort", "index", "linalg", "random", "shape", "softmax", "conv", "pool")
+FAMILIES = ("copy", "pointwise", "reduction", "sort", "index", "linalg", "random", "shape",
+            "softmax", "conv", "pool")
 
 
 def __getattr__(name):

@@ -136,7 +136,8 @@ def softmax(log, x, y, outer, n, inner):
         bn = min(_pow2(n, _MIN_BLOCK), TILE)
         r = max(1, min(TILE // bn, _pow2(outer)))
         _rows_kernel[(triton.cdiv(outer, r),)](x, y, outer, n, LOG=bool(log), ACC=acc, R=r,
-                                               BN=bn, ONE=n <= bn)
+                                               BN=bn, ONE=n <= bn,
+                                               num_warps=8 if r * bn > 2048 else 4)
     else:
         bi = min(_pow2(inner, _MIN_BLOCK), 64)
         bn = min(_pow2(n, _MIN_BLOCK), max(TILE // bi, _MIN_BLOCK))

@@ -107,6 +107,15 @@ def test_regular_windows(device, case):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_many_planes(device):
+    """Enough planes for the CPU's threads to split the work."""
+    x = np.random.default_rng(5).standard_normal((96, 1, 12, 12))
+    _compare(device, x, fw.float32, (1, 6, 6), (1, 2, 2), (1, 2, 2), (0, 0, 0), (1, 1, 1))
+    _compare(device, x, fw.float32, (1, 5, 7), (1, 4, 3), (1, 1, 1), (0, 0, 0), (1, 1, 1),
+             adaptive=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("vol,out", [((1, 1, 11), (1, 1, 4)), ((1, 1, 5), (1, 1, 9)),
                                      ((1, 7, 5), (1, 3, 7)), ((1, 30, 31), (1, 13, 17)),
                                      ((5, 7, 3), (2, 3, 4)), ((4, 4, 4), (4, 4, 4))])

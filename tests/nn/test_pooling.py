@@ -16,6 +16,9 @@ from tests.nn.common import compare_module, fw_tensor, to_np
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
+# Triton's interpreter computes masked-off lanes too (NumPy warns about what they hold)
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
 
 def _data(shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape)
@@ -196,7 +199,7 @@ def test_adaptive_avg_pool(device, case):
            _data(shape), device)
 
 
-@pytest.mark.parametrize("case", [c for c in ADAPTIVE_CASES if c[0] < 3 or True])
+@pytest.mark.parametrize("case", ADAPTIVE_CASES)
 @pytest.mark.parametrize("return_indices", [False, True])
 def test_adaptive_max_pool(device, case, return_indices):
     nd, shape, out = case

@@ -10,6 +10,7 @@ gathering each bin's elements. Lp pooling is average pooling of x**p; unpooling 
 values at their indices. All accept unbatched inputs ((C, L), (C, H, W), (C, D, H, W)).
 Argument checks and error texts are PyTorch's.
 """
+import itertools
 import math
 
 import framework as _fw
@@ -138,29 +139,90 @@ def _avg_divisor(size, k, s, p, o, count_include_pad):
     return out
 
 
+class _AvgGeometry:
+    """One average pooling's windows over x's last nd dims (arguments already checked): the
+    forward map (window sums over divisors) and its adjoint (each output's gradient spread
+    over its window), both built from strided views."""
+
+    def __init__(self, x, nd, k, s, p, out, count_include_pad, divisor_override):
+        self.nd, self.k, self.s, self.p, self.out = nd, k, s, p, tuple(out)
+        self.spatial = tuple(x.shape[x.dim() - nd:])
+        # right padding: enough for the last window (ceil mode may run past the padding)
+        self.right = [max(p[i], (out[i] - 1) * s[i] + k[i] - self.spatial[i] - p[i])
+                      for i in range(nd)]
+        if divisor_override is not None:
+            self.div = divisor_override
+        else:
+            div = None
+            for i in range(nd):
+                v = _avg_divisor(self.spatial[i], k[i], s[i], p[i], out[i], count_include_pad)
+                t = _fw.tensor(v, dtype=x.dtype, device=x.device)
+                t = t.reshape((-1,) + (1,) * (nd - 1 - i))
+                div = t if div is None else div * t
+            self.div = div
+
+    def _divide(self, total):
+        if not total.dtype.is_floating_point:   # int64: PyTorch divides toward zero
+            return total.div(self.div, rounding_mode="trunc")
+        return total / self.div
+
+    def forward(self, x):
+        nd = self.nd
+        pads = []
+        for i in reversed(range(nd)):   # F.pad lists the last dim first
+            pads += [self.p[i], self.right[i]]
+        w = _fw.nn.functional.pad(x, pads) if any(pads) else x
+        for i in range(nd):
+            dim = x.dim() - nd + i
+            w = w.unfold(dim, self.k[i], self.s[i]).narrow(dim, 0, self.out[i])
+        return self._divide(w.sum(tuple(range(-nd, 0))))
+
+    def adjoint(self, g):
+        nd, lead = self.nd, tuple(g.shape[:g.dim() - self.nd])
+        g = g / self.div
+        padded = tuple(self.spatial[i] + self.p[i] + self.right[i] for i in range(nd))
+        buf = g.new_zeros(lead + padded)
+        base = len(lead)
+        for offset in itertools.product(*(range(k) for k in self.k)):
+            view = buf
+            for i in range(nd):
+                view = view.narrow(base + i, offset[i], (self.out[i] - 1) * self.s[i] + 1)
+                view = view[(slice(None),) * (base + i) + (slice(None, None, self.s[i]),)]
+            view.add_(g)
+        for i in range(nd):
+            buf = buf.narrow(base + i, self.p[i], self.spatial[i])
+        return buf
+
+
+class _AvgPool(_fw.autograd.Function):
+    """Average pooling; its gradient is the adjoint map, whose gradient is this map again
+    (both linear), so double backward works."""
+
+    @staticmethod
+    def forward(ctx, x, geom):
+        ctx.geom = geom
+        return geom.forward(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _AvgPoolAdjoint.apply(grad, ctx.geom), None
+
+
+class _AvgPoolAdjoint(_fw.autograd.Function):
+    @staticmethod
+    def forward(ctx, grad, geom):
+        ctx.geom = geom
+        return geom.adjoint(grad)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _AvgPool.apply(grad, ctx.geom), None
+
+
 def _avg_pool(x, nd, k, s, p, out, ceil_mode, count_include_pad, divisor_override):
     """Average pooling of x's last nd dims (sizes ``out``); arguments already checked."""
-    spatial = tuple(x.shape[x.dim() - nd:])
-    pads = []
-    for i in reversed(range(nd)):   # F.pad lists the last dim first
-        right = max(p[i], (out[i] - 1) * s[i] + k[i] - spatial[i] - p[i])
-        pads += [p[i], right]
-    w = _fw.nn.functional.pad(x, pads) if any(pads) else x
-    for i in range(nd):
-        dim = x.dim() - nd + i
-        w = w.unfold(dim, k[i], s[i]).narrow(dim, 0, out[i])
-    total = w.sum(tuple(range(-nd, 0)))
-    if divisor_override is not None:
-        div = divisor_override
-    else:
-        div = None
-        for i in range(nd):
-            v = _avg_divisor(spatial[i], k[i], s[i], p[i], out[i], count_include_pad)
-            t = _fw.tensor(v, dtype=x.dtype, device=x.device).reshape((-1,) + (1,) * (nd - 1 - i))
-            div = t if div is None else div * t
-    if not x.dtype.is_floating_point:   # int64: PyTorch divides as C++ does (toward zero)
-        return total.div(div, rounding_mode="trunc")
-    return total / div
+    geom = _AvgGeometry(x, nd, k, s, p, out, count_include_pad, divisor_override)
+    return _AvgPool.apply(x, geom)
 
 
 def _check_float(op, x, int64_ok=False):

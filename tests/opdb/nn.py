@@ -1,0 +1,96 @@
+"""Cases for the softmax and pooling rows of ops.yaml (softmax, log_softmax,
+nn.functional.max_pool{1,2,3}d_with_indices, nn.functional.adaptive_max_pool{1,2,3}d_with_indices)
+against NumPy float64 references. (Draft by helper B for tests/opdb/nn.py; the full checks
+against torch are tests/nn/test_softmax.py and tests/nn/test_pooling.py.)"""
+import numpy as np
+
+from helpers import to_np
+from opdb import Case
+
+
+def _softmax_ref(a, d, log):
+    a = a.astype(np.float64)
+    m = a.max(axis=d, keepdims=True)
+    z = a - m
+    s = np.exp(z).sum(axis=d, keepdims=True)
+    return z - np.log(s) if log else np.exp(z) / s
+
+
+def _softmax_case(name, log):
+    def fn(fw, device):
+        out = []
+        rng = np.random.default_rng(0)
+        for shape, d in [((), 0), ((7,), 0), ((3, 5), 1), ((3, 5), 0), ((2, 3, 4), 1),
+                         ((2, 1300), 1), ((0, 3), 1)]:
+            t = fw.tensor(rng.standard_normal(shape) * 3, dtype=fw.float32, device=device)
+            out.append((getattr(fw, name)(t, d), _softmax_ref(to_np(t), d, log)))
+            out.append((getattr(t, name)(d, dtype=fw.float64),
+                        _softmax_ref(to_np(t), d, log)))
+        return out
+    return [Case(fn)]
+
+
+def _windows(size, out, k, s, p, d, adaptive):
+    res = []
+    for o in range(out):
+        if adaptive:
+            res.append(list(range((o * size) // out, -(-((o + 1) * size) // out))))
+        else:
+            res.append([q for q in (o * s - p + j * d for j in range(k)) if 0 <= q < size])
+    return res
+
+
+def _maxpool_ref(a, nd, out, k, s, p, d, adaptive):
+    """values and indices over the last nd dims of a (NaN-free input, distinct values)."""
+    lead = a.shape[:a.ndim - nd]
+    sp = a.shape[a.ndim - nd:]
+    flat = a.reshape((-1,) + sp)
+    wins = [_windows(sp[i], out[i], k[i], s[i], p[i], d[i], adaptive) for i in range(nd)]
+    vals = np.zeros((flat.shape[0],) + tuple(out))
+    inds = np.zeros((flat.shape[0],) + tuple(out), np.int64)
+    for pl in range(flat.shape[0]):
+        for o in np.ndindex(*out):
+            best, at = -np.inf, 0
+            for pos in np.ndindex(*[len(wins[i][o[i]]) for i in range(nd)]):
+                q = tuple(wins[i][o[i]][pos[i]] for i in range(nd))
+                if flat[(pl,) + q] > best:
+                    best, at = flat[(pl,) + q], int(np.ravel_multi_index(q, sp))
+            vals[(pl,) + o], inds[(pl,) + o] = best, at
+    return vals.reshape(lead + tuple(out)), inds.reshape(lead + tuple(out))
+
+
+def _max_pool_case(nd):
+    def fn(fw, device):
+        rng = np.random.default_rng(nd)
+        shape = (2, 3) + (7, 6, 5)[:nd]
+        t = fw.tensor(rng.permutation(int(np.prod(shape))).reshape(shape) * 0.5,
+                      dtype=fw.float32, device=device)
+        k, s, p = (3,) * nd, (2,) * nd, (1,) * nd
+        out = tuple((n + 2 - 3) // 2 + 1 for n in shape[2:])
+        v, i = getattr(fw.nn.functional, f"max_pool{nd}d_with_indices")(t, 3, 2, 1)
+        rv, ri = _maxpool_ref(to_np(t), nd, out, k, s, p, (1,) * nd, False)
+        return [(v, rv), (i, ri)]
+    return [Case(fn)]
+
+
+def _adaptive_max_case(nd):
+    def fn(fw, device):
+        rng = np.random.default_rng(nd)
+        shape = (2, 3) + (7, 6, 5)[:nd]
+        t = fw.tensor(rng.permutation(int(np.prod(shape))).reshape(shape) * 0.5,
+                      dtype=fw.float32, device=device)
+        out = (3, 4, 2)[:nd]
+        v, i = getattr(fw.nn.functional, f"adaptive_max_pool{nd}d_with_indices")(t, out)
+        rv, ri = _maxpool_ref(to_np(t), nd, out, (1,) * nd, (1,) * nd, (0,) * nd, (1,) * nd,
+                              True)
+        return [(v, rv), (i, ri)]
+    return [Case(fn)]
+
+
+CASES = {
+    "softmax": _softmax_case("softmax", False),
+    "log_softmax": _softmax_case("log_softmax", True),
+    **{f"nn.functional.max_pool{n}d_with_indices": _max_pool_case(n) for n in (1, 2, 3)},
+    **{f"nn.functional.adaptive_max_pool{n}d_with_indices": _adaptive_max_case(n)
+       for n in (1, 2, 3)},
+}
