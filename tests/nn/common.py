@@ -7,8 +7,12 @@ from tests.helpers import assert_close
 
 
 def to_np(t):
-    """A framework or torch tensor as a NumPy array (detached, on the host)."""
-    return t.detach().cpu().numpy()
+    """A framework or torch tensor as a NumPy array (detached, on the host; bfloat16,
+    which NumPy lacks, as float32)."""
+    t = t.detach().cpu()
+    if str(t.dtype).endswith("bfloat16"):
+        t = t.float()
+    return t.numpy()
 
 
 def fw_tensor(a, device, requires_grad=False, dtype=None):

@@ -296,3 +296,26 @@ def test_inplace_on_leaf_requiring_grad_is_refused(device):
         F.relu_(x)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         nn.ELU(inplace=True)(x)
+
+
+_INPLACE_TABLE_OPS = [("relu", ()), ("relu6", ()), ("elu", (0.7,)), ("selu", ()),
+                      ("celu", (1.3,)), ("leaky_relu", (0.2,)), ("hardtanh", (-0.5, 0.5)),
+                      ("hardsigmoid", ()), ("hardswish", ()), ("silu", ()), ("mish", ()),
+                      ("threshold", (0.1, 20.0))]
+
+
+@pytest.mark.parametrize("name,args", _INPLACE_TABLE_OPS, ids=[n for n, _ in _INPLACE_TABLE_OPS])
+def test_table_activation_inplace_under_autograd(name, args, device):
+    """``F.<op>(y, ..., inplace=True)`` on a non-leaf gives torch's values and gradient;
+    on a leaf that requires grad it is refused, as in torch."""
+    a = np.random.default_rng(1).uniform(-4, 4, (3, 5)).astype(np.float32)
+    t = torch.tensor(a, requires_grad=True)
+    f = fw.tensor(a, requires_grad=True, device=device)
+    ty = getattr(torch.nn.functional, name)(t * 2, *args, inplace=True)
+    fy = getattr(F, name)(f * 2, *args, inplace=True)
+    assert_close(fy, ty.detach().numpy())
+    ty.sum().backward()
+    fy.sum().backward()
+    assert_close(f.grad, t.grad.numpy())
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        getattr(F, name)(f, *args, inplace=True)
