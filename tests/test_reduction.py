@@ -418,3 +418,14 @@ def test_overlapping_reduction_outputs_refused_where_torch_is_order_dependent(ou
     with pytest.raises(RuntimeError, match="unsupported operation"):
         fw.sum(a, 0, out=target)
     assert a.tolist() == _sq(fw, device).tolist()
+
+
+def test_inf_norm_of_empty_tensor_over_a_nonempty_dim(device):
+    """An inf norm has no identity, but reducing a non-empty dim of an empty tensor needs
+    none: torch returns an empty result; reducing the empty dim is refused."""
+    x = fw.zeros(0, 3, device=device)
+    for p in (float("inf"), float("-inf")):
+        assert tuple(x.norm(p, 1).shape) == (0,)
+        assert tuple(fw.linalg.vector_norm(x, p, 1).shape) == (0,)
+        with pytest.raises(RuntimeError, match="cannot compute the"):
+            x.norm(p, 0)

@@ -439,7 +439,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {type_name(x.dtype)}")
     dims = _dim_list(x, dim)
-    if math.isinf(p) and (x.numel() == 0 or builtins.any(x._shape[d] == 0 for d in dims)):
+    if math.isinf(p) and builtins.any(x._shape[d] == 0 for d in dims):
         name = "inf" if p > 0 else "-inf"
         raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty "
                            f"tensor because the operation does not have an identity")

@@ -59,7 +59,10 @@ def indexed_backward(grad, input, indices, dim, keepdim):
 def var_backward(grad, input, dim=None, correction=1, keepdim=False):
     n = numel_of(input, dim)
     mean = input.mean(dim=reduced_dims(input, dim) if input.dim() else None, keepdim=True)
-    return unreduce(grad, input, dim, keepdim) * (input - mean) * (2.0 / max(n - correction, 0))
+    dof = n - correction
+    # no degrees of freedom: torch's var is inf/nan there and its gradient nan (inf * 0)
+    return unreduce(grad, input, dim, keepdim) * (input - mean) * (
+        2.0 / dof if dof > 0 else math.inf)
 
 
 def std_backward(grad, input, result, dim=None, correction=1, keepdim=False):

@@ -289,3 +289,18 @@ def test_max_min_other_keyword_errors():
         fw.max(a, 0, other=b)
     with pytest.raises(TypeError, match="argument 'other' must be Tensor"):
         fw.min(a, other=2.0)
+
+
+@pytest.mark.parametrize("shape,dim,correction", [((0, 3), 0, 0), ((0, 3), 0, 1),
+                                                  ((1,), None, 1), ((2, 1), 1, 1)])
+def test_var_backward_without_degrees_of_freedom(shape, dim, correction):
+    """var's gradient where n - correction <= 0 (empty or single-element reductions) is
+    torch's: an empty gradient, or nan; never a ZeroDivisionError."""
+    a = np.arange(float(np.prod(shape))).reshape(shape) + 1
+    t = torch.tensor(a, requires_grad=True)
+    f = fw.tensor(a, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t.var(dim, correction=correction).sum().backward()
+        f.var(dim, correction=correction).sum().backward()
+    np.testing.assert_array_equal(f.grad.numpy(), t.grad.numpy())
