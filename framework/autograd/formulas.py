@@ -114,6 +114,29 @@ def prod_backward(grad, input, result, dim=None, keepdim=False):
     return safe.masked_fill(zero, 0) + (g * others).masked_fill(~zero, 0)
 
 
+def scaled(x, s):
+    """``x * s``, without the multiply when ``s`` is 1 (addmm's and baddbmm's defaults)."""
+    return x if s.__class__ in (int, float, bool) and s == 1 else x * s
+
+
+def _transposed(t):
+    """Whether a 2-d ``t`` is the transpose of a contiguous matrix (``weight.t()``)."""
+    return t.dim() == 2 and t.shape[1] > 1 and t.stride(0) == 1 and t.stride(1) == t.shape[0]
+
+
+def mm_mat1_backward(grad, mat2, mat1, alpha=1):
+    """Gradient of mm/addmm for mat1 (``grad @ mat2.T``), computed in mat1's layout, so that
+    the gradient of ``weight`` through ``x @ weight.t()`` comes out contiguous."""
+    r = mat2.mm(grad.t()).t() if _transposed(mat1) else grad.mm(mat2.t())
+    return scaled(r, alpha)
+
+
+def mm_mat2_backward(grad, mat1, mat2, alpha=1):
+    """Gradient of mm/addmm for mat2 (``mat1.T @ grad``), computed in mat2's layout."""
+    r = grad.t().mm(mat1).t() if _transposed(mat2) else mat1.t().mm(grad)
+    return scaled(r, alpha)
+
+
 def matmul_backward(grad, input, other, wrt_input):
     """Gradient of matmul(input, other) for any 1-d/2-d/batched operands."""
     a, b = input, other

@@ -175,6 +175,12 @@ class AccumulateGrad(Node):
             if (getrefcount(g) <= _UNSHARED and g._base is None and not g._requires_grad
                     and getrefcount(g._storage) <= _HELD_ONCE and g.__class__ is Tensor):
                 v._grad = g
+            elif (g._base is not None and getrefcount(g) <= _UNSHARED
+                  and _sole_view(g) and not g._requires_grad and g.__class__ is Tensor):
+                # a view (``grad.t()`` of a fresh result) that is the only user of its
+                # base and covers all of it contiguously: taken, as its own tensor
+                g._base = None
+                v._grad = g
             else:
                 v._grad = g.detach().clone()
         elif old._requires_grad:
@@ -215,6 +221,16 @@ def _refs_held_once():
 
 _UNSHARED = _refs_in_apply([object()])
 _HELD_ONCE = _refs_held_once()
+
+
+def _sole_view(g):
+    """Whether view ``g`` is the only holder of its base (itself held by no one else, with a
+    storage held by the base and ``g``), and spans that storage contiguously from 0."""
+    base = g._base
+    return (base._base is None and getrefcount(base) <= _HELD_ONCE + 1  # + this frame
+            and getrefcount(g._storage) <= _HELD_ONCE + 1 and g._offset == 0
+            and g.is_contiguous() and base.numel() == g.numel()
+            and g.numel() * g.element_size() == g._storage.nbytes)
 
 
 def grad_accumulator(t):
