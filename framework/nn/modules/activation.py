@@ -32,6 +32,24 @@ def _inplace_repr(inplace):
     return "inplace=True" if inplace else ""
 
 
+class _InplaceActivation(Module):
+    """An activation whose only option is ``inplace``: calls ``F.<_fn>``."""
+
+    __constants__ = ["inplace"]
+    _fn = None
+    _show_inplace = True     # Hardsigmoid and Hardswish print no options in PyTorch
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return _call(self._fn, input, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self.inplace) if self._show_inplace else ""
+
+
 class Threshold(Module):
     r"""``value`` where ``input <= threshold``, else ``input``."""
 
@@ -51,20 +69,10 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{inplace}"
 
 
-class ReLU(Module):
+class ReLU(_InplaceActivation):
     r"""``max(0, input)`` elementwise."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _call("relu", input, self.inplace)
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
+    _fn = "relu"
 
 
 class RReLU(Module):
@@ -134,17 +142,11 @@ class Sigmoid(Module):
         return fw.sigmoid(input)
 
 
-class Hardsigmoid(Module):
+class Hardsigmoid(_InplaceActivation):
     r"""Piecewise-linear sigmoid ``relu6(input + 3) / 6``."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _call("hardsigmoid", input, self.inplace)
+    _fn = "hardsigmoid"
+    _show_inplace = False
 
 
 class Tanh(Module):
@@ -154,49 +156,23 @@ class Tanh(Module):
         return fw.tanh(input)
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     r"""``input * sigmoid(input)`` (swish)."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _call("silu", input, self.inplace)
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
+    _fn = "silu"
 
 
-class Mish(Module):
+class Mish(_InplaceActivation):
     r"""``input * tanh(softplus(input))``."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _call("mish", input, self.inplace)
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
+    _fn = "mish"
 
 
-class Hardswish(Module):
+class Hardswish(_InplaceActivation):
     r"""``input * relu6(input + 3) / 6``."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _call("hardswish", input, self.inplace)
+    _fn = "hardswish"
+    _show_inplace = False
 
 
 class ELU(Module):
@@ -235,20 +211,10 @@ class CELU(Module):
         return f"alpha={self.alpha}{inplace}"
 
 
-class SELU(Module):
+class SELU(_InplaceActivation):
     r"""Scaled ELU with PyTorch's fixed ``alpha`` and ``scale``."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return _call("selu", input, self.inplace)
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
+    _fn = "selu"
 
 
 class GLU(Module):
