@@ -76,3 +76,4 @@ def set_num_threads(n):
     _C.set_num_threads(n)
     _C.blas_set_num_threads(n)
 from . import func  # noqa: E402,F401
+from . import optim  # noqa: E402,F401

@@ -1,0 +1,1 @@
+"""Learning-rate schedules (PyTorch's ``torch.optim.lr_scheduler``)."""

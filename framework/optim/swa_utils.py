@@ -1,0 +1,1 @@
+"""Stochastic weight averaging (PyTorch's ``torch.optim.swa_utils``)."""
