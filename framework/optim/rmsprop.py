@@ -1,1 +1,104 @@
-__all__ = []
+"""RMSprop with momentum and the centered variant (PyTorch's ``torch.optim.RMSprop``)."""
+import framework as _fw
+from framework._tensor import Tensor
+
+from .optimizer import Optimizer, _to_scalar
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """RMSprop: v = alpha v + (1 - alpha) g^2; avg = sqrt(v - g_avg^2 if centered else v)
+    + eps; p -= lr * g / avg (through a momentum buffer when momentum > 0).
+    State: ``step``, ``square_avg`` (+ ``momentum_buffer``, ``grad_avg``).
+
+    ``fused`` is accepted as an extension (PyTorch's RMSprop has none); it is stored in
+    the param groups only when given."""
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False, fused=None):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
+                    "centered": centered, "weight_decay": weight_decay,
+                    "capturable": capturable, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable}
+        if fused is not None:
+            defaults["fused"] = fused
+        super().__init__(params, defaults)
+        self._check_fused_foreach(defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("momentum", 0)
+            group.setdefault("centered", False)
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("capturable", False)
+            for p in group["params"]:
+                st = self.state.get(p, {})
+                if len(st) != 0 and not isinstance(st["step"], Tensor):
+                    step = self._new_step(p, group)
+                    step.fill_(float(st["step"]))
+                    st["step"] = step
+
+    def _init_state(self, p, group):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = self._new_step(p, group)
+            state["square_avg"] = _fw.zeros_like(p)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = _fw.zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = _fw.zeros_like(p)
+        return state
+
+    def step(self, closure=None):
+        """One RMSprop step; returns the closure's loss (or None)."""
+        loss = self._eval_closure(closure)
+        with _fw.no_grad():
+            for group in self.param_groups:
+                # foreach and fused currently run the single-tensor reference update.
+                self._single_tensor_rmsprop(group)
+        return loss
+
+    def _single_tensor_rmsprop(self, group):
+        lr = _to_scalar(group["lr"])
+        alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
+        wd = group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._init_state(p, group)
+            grad = p.grad if not group["maximize"] else -p.grad
+            square_avg = state["square_avg"]
+            state["step"] += 1
+            if wd != 0:
+                grad = grad.add(p, alpha=wd)
+            square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+            if group["centered"]:
+                grad_avg = state["grad_avg"]
+                grad_avg.lerp_(grad, 1 - alpha)
+                avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+            else:
+                avg = square_avg.sqrt()
+            avg = avg.add_(eps)
+            if momentum > 0:
+                buf = state["momentum_buffer"]
+                buf.mul_(momentum).addcdiv_(grad, avg)
+                p.add_(buf, alpha=-lr)
+            else:
+                p.addcdiv_(grad, avg, value=-lr)
