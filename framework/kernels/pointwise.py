@@ -144,7 +144,9 @@ def _unary_kernel(out, x, n, shape, so, sx, p0, p1, p2, OP: tl.constexpr,
                   BLOCK: tl.constexpr):
     i, mask = _index(n, BLOCK, IDX64)
     p0, p1, p2 = _params(p0, p1, p2)
-    vx = _up(tl.load(x + _offset(i, shape, sx, NDIM, CONTIG), mask=mask))
+    # masked-off lanes read 1, a value every op takes quietly (0 would make log, 1/x and
+    # x/0 raise floating-point warnings in the interpreter); their results are not stored
+    vx = _up(tl.load(x + _offset(i, shape, sx, NDIM, CONTIG), mask=mask, other=1))
     r = OP(vx, p0, p1, p2)
     tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(r, out.dtype.element_ty), mask=mask)
 
@@ -156,8 +158,8 @@ def _binary_kernel(out, a, b, n, shape, so, sa, sb, p0, p1, p2, flag, OP: tl.con
     """ZERO_FLAG: set flag[0] to 1 if any divisor b is 0 (integer division)."""
     i, mask = _index(n, BLOCK, IDX64)
     p0, p1, p2 = _params(p0, p1, p2)
-    va = _up(tl.load(a + _offset(i, shape, sa, NDIM, CONTIG), mask=mask))
-    vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask))
+    va = _up(tl.load(a + _offset(i, shape, sa, NDIM, CONTIG), mask=mask, other=1))
+    vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask, other=1))
     if ZERO_FLAG:
         tl.atomic_max(flag, tl.max((mask & (vb == 0)).to(tl.int32), axis=0))
     r = OP(va, vb, p0, p1, p2)
@@ -170,9 +172,9 @@ def _ternary_kernel(out, a, b, c, n, shape, so, sa, sb, sc, p0, p1, p2, OP: tl.c
                     BLOCK: tl.constexpr):
     i, mask = _index(n, BLOCK, IDX64)
     p0, p1, p2 = _params(p0, p1, p2)
-    va = _up(tl.load(a + _offset(i, shape, sa, NDIM, CONTIG), mask=mask))
-    vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask))
-    vc = _up(tl.load(c + _offset(i, shape, sc, NDIM, CONTIG), mask=mask))
+    va = _up(tl.load(a + _offset(i, shape, sa, NDIM, CONTIG), mask=mask, other=1))
+    vb = _up(tl.load(b + _offset(i, shape, sb, NDIM, CONTIG), mask=mask, other=1))
+    vc = _up(tl.load(c + _offset(i, shape, sc, NDIM, CONTIG), mask=mask, other=1))
     r = OP(va, vb, vc, p0, p1, p2)
     tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(r, out.dtype.element_ty), mask=mask)
 
