@@ -1,1 +1,71 @@
-__all__ = []
+"""Adadelta (PyTorch's ``torch.optim.Adadelta``)."""
+import framework as _fw
+from .optimizer import Optimizer
+
+__all__ = ["Adadelta"]
+
+
+def _to_scalar(x):
+    """A Python number from a float or a 1-element tensor."""
+    return x.item() if _fw.is_tensor(x) else x
+
+
+def _scalar_dtype():
+    """dtype of per-parameter scalar state (``step``), as torch's ``_get_scalar_dtype``."""
+    return _fw.float64 if _fw.get_default_dtype() == _fw.float64 else _fw.float32
+
+
+def _check_lr(lr):
+    if _fw.is_tensor(lr) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+class Adadelta(Optimizer):
+    """Adadelta: per-element step sizes from running averages of squared gradients and
+    squared updates. State: ``step``, ``square_avg``, ``acc_delta``."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None,
+                 *, capturable=False, maximize=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
+                        maximize=maximize, capturable=capturable, foreach=foreach,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    @_fw.no_grad()
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns closure's loss."""
+        loss = None
+        if closure is not None:
+            with _fw.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr = _to_scalar(group["lr"])
+            rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _fw.zeros((), dtype=_scalar_dtype())
+                    state["square_avg"] = _fw.zeros_like(p)
+                    state["acc_delta"] = _fw.zeros_like(p)
+                grad = p.grad if not group["maximize"] else -p.grad
+                state["step"].add_(1)
+                if wd != 0:
+                    grad = grad.add(p, alpha=wd)
+                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+                square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+                std = square_avg.add(eps).sqrt_()
+                delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+                acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+                p.add_(delta, alpha=-lr)
+        return loss

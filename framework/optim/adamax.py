@@ -1,1 +1,60 @@
-__all__ = []
+"""Adamax (PyTorch's ``torch.optim.Adamax``): Adam with the infinity norm."""
+import framework as _fw
+from .optimizer import Optimizer
+from .adadelta import _check_lr, _scalar_dtype, _to_scalar
+
+__all__ = ["Adamax"]
+
+
+def _check_betas(betas):
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
+class Adamax(Optimizer):
+    """Adamax. State: ``step``, ``exp_avg``, ``exp_inf``."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_betas(betas)
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        foreach=foreach, maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
+        super().__init__(params, defaults)
+
+    @_fw.no_grad()
+    def step(self, closure=None):
+        """One update of every parameter that has a gradient; returns closure's loss."""
+        loss = None
+        if closure is not None:
+            with _fw.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            lr = _to_scalar(group["lr"])
+            beta1, beta2 = group["betas"]
+            eps, wd = group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _fw.zeros((), dtype=_scalar_dtype())
+                    state["exp_avg"] = _fw.zeros_like(p)
+                    state["exp_inf"] = _fw.zeros_like(p)
+                grad = p.grad if not group["maximize"] else -p.grad
+                state["step"].add_(1)
+                if wd != 0:
+                    grad = grad.add(p, alpha=wd)
+                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+                exp_avg.lerp_(grad, 1 - beta1)
+                _fw.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
+                clr = lr / (1 - beta1 ** state["step"].item())
+                p.addcdiv_(exp_avg, exp_inf, value=-clr)
+        return loss
