@@ -109,7 +109,30 @@ def _build(row):
     op.inplace_fn = _resolve(row["inplace_impl"]) if "inplace_impl" in row else None
     if derivatives not in ("none", "composite"):
         _record_autograd(op)
+        names = [name for _, name, _, _ in op.args]
+        if "inplace" in names:
+            op.fn = _safe_inplace(op.fn, names.index("inplace") - 1)
     return op
+
+
+def _safe_inplace(fn, pos):
+    """``fn`` (an nn.functional op with an ``inplace`` flag, ``pos``: its place among the
+    arguments after ``input``) whose ``inplace=True`` is safe under autograd: when the call
+    records, the op runs on a clone and ``copy_`` writes the result back, which refuses a
+    leaf that requires grad and leaves a correct history (the op's own formula reads its
+    input, which an in-place run would have overwritten)."""
+    from ..autograd import grad_mode
+    mode = grad_mode._mode
+
+    def safe(input, *args, **kwargs):
+        inplace = kwargs.get("inplace", args[pos] if len(args) > pos else False)
+        if inplace and mode.enabled and getattr(input, "_requires_grad", False):
+            kwargs.pop("inplace", None)
+            return input.copy_(fn(input.clone(), *args[:pos], **kwargs))
+        return fn(input, *args, **kwargs)
+    safe.__name__, safe.__qualname__ = fn.__name__, fn.__qualname__
+    safe.__module__, safe.__doc__, safe.__wrapped__ = fn.__module__, fn.__doc__, fn
+    return safe
 
 
 def _record_autograd(op):

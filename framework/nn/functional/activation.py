@@ -23,50 +23,9 @@ def _require_float(kernel, input):
 
 
 def _inplace(op, input, *args):
-    """``op(input, *args)`` written into ``input`` and returned, as ``inplace=True`` does.
-
-    When autograd records the call, the op runs on a clone and ``copy_`` writes the result
-    back: the op table's ``inplace=True`` forms neither refuse a leaf that requires grad
-    nor leave a usable derivative (elu, leaky_relu, hardtanh, ... read the overwritten
-    input in backward), while ``copy_`` does both as PyTorch's in-place ops do."""
-    if fw.is_grad_enabled() and input.requires_grad:
-        return input.copy_(op(input.clone(), *args))
+    """``op(input, *args)`` written into ``input`` and returned, as ``inplace=True`` does
+    (the table's ops make that safe under autograd: framework/_ops/dispatcher.py)."""
     return op(input, *args, inplace=True)
-
-
-def _safe_inplace(name, pos):
-    """The table's ``nn.functional.<name>`` with its ``inplace=True`` made safe under
-    autograd through :func:`_inplace` (``pos``: where ``inplace`` sits among the arguments
-    after ``input``); calls without it go straight to the table's op."""
-    op = getattr(_table, name)
-
-    def fn(input, *args, **kwargs):
-        inplace = kwargs.get("inplace", args[pos] if len(args) > pos else False)
-        if inplace and fw.is_grad_enabled() and getattr(input, "requires_grad", False):
-            kwargs.pop("inplace", None)
-            return input.copy_(op(input.clone(), *args[:pos], **kwargs))
-        return op(input, *args, **kwargs)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__module__ = "framework.nn.functional"
-    fn.__doc__ = op.__doc__
-    fn.__wrapped__ = op
-    return fn
-
-
-relu = _safe_inplace("relu", 0)
-relu6 = _safe_inplace("relu6", 0)
-elu = _safe_inplace("elu", 1)
-selu = _safe_inplace("selu", 0)
-celu = _safe_inplace("celu", 1)
-leaky_relu = _safe_inplace("leaky_relu", 1)
-hardtanh = _safe_inplace("hardtanh", 2)
-hardsigmoid = _safe_inplace("hardsigmoid", 0)
-hardswish = _safe_inplace("hardswish", 0)
-silu = _safe_inplace("silu", 0)
-mish = _safe_inplace("mish", 0)
-threshold = _safe_inplace("threshold", 2)
-__all__ += ["relu", "relu6", "elu", "selu", "celu", "leaky_relu", "hardtanh", "hardsigmoid",
-            "hardswish", "silu", "mish", "threshold"]
 
 
 def prelu(input, weight):
