@@ -15,6 +15,7 @@ void register_shape(py::module_& m);
 void register_conv(py::module_& m);
 void register_softmax(py::module_& m);
 void register_pool(py::module_& m);
+void register_optim(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
@@ -40,4 +41,5 @@ PYBIND11_MODULE(_C, m) {
   fw::register_conv(m);
   fw::register_softmax(m);
   fw::register_pool(m);
+  fw::register_optim(m);
 }

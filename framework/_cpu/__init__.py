@@ -3,3 +3,4 @@ kernel family. Ops in framework._ops reach them as ``backend(device).<family>.<k
 from . import copy, pointwise, reduction, sort, index, linalg, random, shape  # noqa: F401
 from . import softmax, pool  # noqa: F401
 from . import conv  # noqa: F401
+from . import optim  # noqa: F401

@@ -3,6 +3,7 @@ decay; ``AdamW`` is Adam with decoupled weight decay."""
 import framework as _fw
 from framework._tensor import Tensor
 
+from . import _fused
 from .optimizer import Optimizer, _check_fused_param, _to_scalar
 
 __all__ = ["Adam"]
@@ -88,8 +89,10 @@ class Adam(Optimizer):
                         and not group["capturable"]):
                     raise RuntimeError("lr as a Tensor is not supported for "
                                        "capturable=False and foreach=True")
-                # foreach and fused currently run the single-tensor reference update.
-                self._single_tensor_adam(group)
+                if (group["fused"] or group["foreach"]) and not group["differentiable"]:
+                    _fused.adam(self, group)  # one multi-tensor call per device and dtype
+                else:
+                    self._single_tensor_adam(group)
         return loss
 
     def _single_tensor_adam(self, group):

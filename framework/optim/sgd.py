@@ -3,6 +3,7 @@
 import framework as _fw
 from framework._tensor import Tensor
 
+from . import _fused
 from .optimizer import Optimizer, _check_fused_param, _to_scalar
 
 __all__ = ["SGD"]
@@ -46,8 +47,10 @@ class SGD(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
-                # foreach and fused currently run the single-tensor reference update.
-                self._single_tensor_sgd(group)
+                if (group["fused"] or group["foreach"]) and not group["differentiable"]:
+                    _fused.sgd(self, group)  # one multi-tensor call per device and dtype
+                else:
+                    self._single_tensor_sgd(group)
         return loss
 
     def _single_tensor_sgd(self, group):

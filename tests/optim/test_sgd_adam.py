@@ -94,13 +94,16 @@ def test_resume_device(name, kw, device):
 
 @pytest.mark.parametrize("name,kw", CUDA_CASES, ids=CUDA_IDS)
 def test_foreach_and_fused_equal_reference(name, kw, device):
+    """The multi-tensor paths (one native loop / one Triton launch over all tensors) agree
+    with the single-tensor reference to float32 rounding (their fp32 math orders
+    operations differently)."""
     steps = 20 if device == "cpu" else 3
     ref = run_trajectory(fw, _factory(fw, name, dict(kw, foreach=False)), steps,
                          "float32", device)
     for opt in (dict(foreach=True), dict(fused=True), dict(foreach=None, fused=None)):
         got = run_trajectory(fw, _factory(fw, name, dict(kw, **opt)), steps, "float32",
                              device)
-        assert_trajectories_close(got, ref, "float32", rtol=0, atol=0)
+        assert_trajectories_close(got, ref, "float32")
 
 
 @pytest.mark.parametrize("name,kw", [CASES[3], CASES[8], CASES[15], CASES[20], CASES[22]],

@@ -1,0 +1,130 @@
+"""The fused multi-tensor optimizer launchers (framework/_cpu/optim.py over
+native/optim.cpp, framework/kernels/optim.py in Triton) against a NumPy float64 model of
+the update, on lists of tensors of several sizes: empty, one element, sizes crossing the
+cuda BLOCK and the CPU chunk, every float dtype, every option."""
+import numpy as np
+import pytest
+
+import framework as fw
+from framework._ops.alloc import backend
+
+SIZES = (0, 1, 7, 1025, 16385)       # 1025 > the Triton BLOCK, 16385 > the CPU chunk
+DTYPES = ("float16", "bfloat16", "float32", "float64")
+TOL = {"float16": 2e-3, "bfloat16": 2e-2, "float32": 2e-6, "float64": 1e-12}
+
+
+def _arr(t):
+    return np.array(t.detach().cpu().float().numpy() if t.dtype in (fw.float16, fw.bfloat16)
+                    else t.detach().cpu().numpy(), dtype=np.float64)
+
+
+def _tensors(rng, dtype, device, positive=False):
+    """Tensors of SIZES in ``dtype`` and the float64 values they hold."""
+    ts = []
+    for n in SIZES:
+        a = rng.standard_normal(n)
+        if positive:
+            a = np.abs(a)
+        ts.append(fw.tensor(a, dtype=fw.float64).to(getattr(fw, dtype)).to(device))
+    return ts, [_arr(t) for t in ts]
+
+
+def _close(ts, want, dtype):
+    for t, w in zip(ts, want):
+        np.testing.assert_allclose(_arr(t), w, rtol=TOL[dtype], atol=TOL[dtype])
+
+
+def _devices():
+    return ["cpu"] + (["cuda"] if fw.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("dev", _devices())
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opts", [
+    dict(weight_decay=0.0, decoupled=False, amsgrad=False, maximize=False),
+    dict(weight_decay=0.1, decoupled=False, amsgrad=True, maximize=False),
+    dict(weight_decay=0.1, decoupled=True, amsgrad=False, maximize=True),
+    dict(weight_decay=0.2, decoupled=True, amsgrad=True, maximize=True),
+], ids=["plain", "l2-amsgrad", "decoupled-maximize", "all"])
+def test_fused_adam(dev, dtype, opts):
+    rng = np.random.default_rng(1)
+    p, p0 = _tensors(rng, dtype, dev)
+    g, g0 = _tensors(rng, dtype, dev)
+    m, m0 = _tensors(rng, dtype, dev)
+    v, v0 = _tensors(rng, dtype, dev, positive=True)
+    x, x0 = _tensors(rng, dtype, dev, positive=True)
+    lr, b1, b2, eps = 0.01, 0.9, 0.99, 1e-3
+    steps = [1 + i for i in range(len(SIZES))]            # a different step per tensor
+    ss = [lr / (1 - b1 ** s) for s in steps]
+    bc = [(1 - b2 ** s) ** 0.5 for s in steps]
+    wd = opts["weight_decay"]
+    backend(fw.device(dev)).optim.fused_adam(p, g, m, v, x, ss, bc, lr, b1, b2, eps, wd,
+                                             opts["decoupled"], opts["amsgrad"],
+                                             opts["maximize"])
+    want_p, want_m, want_v, want_x = [], [], [], []
+    for i in range(len(SIZES)):
+        pi, gi = p0[i].copy(), (-g0[i] if opts["maximize"] else g0[i])
+        if wd:
+            if opts["decoupled"]:
+                pi = pi * (1 - lr * wd)
+            else:
+                gi = gi + wd * pi
+        mi = b1 * m0[i] + (1 - b1) * gi
+        vi = b2 * v0[i] + (1 - b2) * gi * gi
+        den = np.maximum(x0[i], vi) if opts["amsgrad"] else vi
+        want_x.append(den if opts["amsgrad"] else x0[i])
+        want_p.append(pi - ss[i] * mi / (np.sqrt(den) / bc[i] + eps))
+        want_m.append(mi)
+        want_v.append(vi)
+    _close(p, want_p, dtype)
+    _close(m, want_m, dtype)
+    _close(v, want_v, dtype)
+    _close(x, want_x, dtype)      # untouched without amsgrad
+
+
+@pytest.mark.parametrize("dev", _devices())
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opts", [
+    dict(momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False,
+         first=False),
+    dict(momentum=0.9, dampening=0.0, weight_decay=0.1, nesterov=True, maximize=False,
+         first=True),
+    dict(momentum=0.9, dampening=0.0, weight_decay=0.1, nesterov=True, maximize=True,
+         first=False),
+    dict(momentum=0.5, dampening=0.3, weight_decay=0.0, nesterov=False, maximize=True,
+         first=False),
+], ids=["plain", "nesterov-first", "nesterov-maximize", "dampening"])
+def test_fused_sgd(dev, dtype, opts):
+    rng = np.random.default_rng(2)
+    p, p0 = _tensors(rng, dtype, dev)
+    g, g0 = _tensors(rng, dtype, dev)
+    b, b0 = _tensors(rng, dtype, dev)
+    lr, mom, damp, wd = 0.1, opts["momentum"], opts["dampening"], opts["weight_decay"]
+    backend(fw.device(dev)).optim.fused_sgd(p, g, b, lr, mom, damp, wd, opts["nesterov"],
+                                            opts["maximize"], opts["first"])
+    want_p, want_b = [], []
+    for i in range(len(SIZES)):
+        gi = -g0[i] if opts["maximize"] else g0[i]
+        gi = gi + wd * p0[i]
+        bi = b0[i]
+        if mom:
+            bi = gi if opts["first"] else mom * b0[i] + (1 - damp) * gi
+            gi = gi + mom * bi if opts["nesterov"] else bi
+        want_b.append(bi)
+        want_p.append(p0[i] - lr * gi)
+    _close(p, want_p, dtype)
+    _close(b, want_b, dtype)     # untouched without momentum
+
+
+@pytest.mark.parametrize("dev", _devices())
+def test_empty_lists_and_bad_dtype(dev):
+    ops = backend(fw.device(dev)).optim
+    ops.fused_adam([], [], [], [], [], [], [], 0.1, 0.9, 0.99, 1e-8, 0.0, False, False, False)
+    ops.fused_sgd([], [], [], 0.1, 0.0, 0.0, 0.0, False, False, False)
+    if dev == "cpu":
+        t = fw.zeros(3, dtype=fw.int32)
+        with pytest.raises(NotImplementedError, match="not implemented for 'Int'"):
+            ops.fused_sgd([t], [t], [], 0.1, 0.0, 0.0, 0.0, False, False, False)
+        with pytest.raises(RuntimeError, match="differ in length"):
+            f = fw.zeros(3)
+            ops.fused_sgd([f, f], [f], [], 0.1, 0.0, 0.0, 0.0, False, False, False)
