@@ -1,25 +1,8 @@
 """Adadelta (PyTorch's ``torch.optim.Adadelta``)."""
 import framework as _fw
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _check_lr, _scalar_dtype, _to_scalar
 
 __all__ = ["Adadelta"]
-
-
-def _to_scalar(x):
-    """A Python number from a float or a 1-element tensor."""
-    return x.item() if _fw.is_tensor(x) else x
-
-
-def _scalar_dtype():
-    """dtype of per-parameter scalar state (``step``), as torch's ``_get_scalar_dtype``."""
-    return _fw.float64 if _fw.get_default_dtype() == _fw.float64 else _fw.float32
-
-
-def _check_lr(lr):
-    if _fw.is_tensor(lr) and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
 
 
 class Adadelta(Optimizer):
@@ -43,10 +26,7 @@ class Adadelta(Optimizer):
     @_fw.no_grad()
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns closure's loss."""
-        loss = None
-        if closure is not None:
-            with _fw.enable_grad():
-                loss = closure()
+        loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])
             rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]

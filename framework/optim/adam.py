@@ -4,7 +4,7 @@ import framework as _fw
 from framework._tensor import Tensor
 
 from . import _fused
-from .optimizer import Optimizer, _check_fused_param, _to_scalar
+from .optimizer import Optimizer, _check_betas, _check_fused_param, _to_scalar
 
 __all__ = ["Adam"]
 
@@ -27,10 +27,7 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        _check_betas(betas)
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))

@@ -1,16 +1,8 @@
 """Adamax (PyTorch's ``torch.optim.Adamax``): Adam with the infinity norm."""
 import framework as _fw
-from .optimizer import Optimizer
-from .adadelta import _check_lr, _scalar_dtype, _to_scalar
+from .optimizer import Optimizer, _check_betas, _check_lr, _scalar_dtype, _to_scalar
 
 __all__ = ["Adamax"]
-
-
-def _check_betas(betas):
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
 
 
 class Adamax(Optimizer):
@@ -32,10 +24,7 @@ class Adamax(Optimizer):
     @_fw.no_grad()
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns closure's loss."""
-        loss = None
-        if closure is not None:
-            with _fw.enable_grad():
-                loss = closure()
+        loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]

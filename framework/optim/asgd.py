@@ -1,7 +1,6 @@
 """ASGD (PyTorch's ``torch.optim.ASGD``): averaged stochastic gradient descent."""
 import framework as _fw
-from .optimizer import Optimizer
-from .adadelta import _check_lr, _scalar_dtype, _to_scalar
+from .optimizer import Optimizer, _check_lr, _scalar_dtype, _to_scalar
 
 __all__ = ["ASGD"]
 
@@ -23,10 +22,7 @@ class ASGD(Optimizer):
     @_fw.no_grad()
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns closure's loss."""
-        loss = None
-        if closure is not None:
-            with _fw.enable_grad():
-                loss = closure()
+        loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])
             lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]

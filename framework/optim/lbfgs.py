@@ -4,8 +4,7 @@ Scalars that torch keeps as 0-d tensors (``ys``, ``ro``, ``H_diag``, ``al``, the
 step ``t``, directional derivatives) are 0-d tensors here too, so float32 runs round as
 torch's do."""
 import framework as _fw
-from .optimizer import Optimizer
-from .adadelta import _check_lr, _to_scalar
+from .optimizer import Optimizer, _check_lr, _to_scalar
 
 __all__ = ["LBFGS"]
 

@@ -1,8 +1,6 @@
 """NAdam (PyTorch's ``torch.optim.NAdam``): Adam with Nesterov momentum."""
 import framework as _fw
-from .optimizer import Optimizer
-from .adadelta import _check_lr, _scalar_dtype, _to_scalar
-from .adamax import _check_betas
+from .optimizer import Optimizer, _check_betas, _check_lr, _scalar_dtype, _to_scalar
 
 __all__ = ["NAdam"]
 
@@ -31,10 +29,7 @@ class NAdam(Optimizer):
     @_fw.no_grad()
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns closure's loss."""
-        loss = None
-        if closure is not None:
-            with _fw.enable_grad():
-                loss = closure()
+        loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]

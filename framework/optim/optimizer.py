@@ -69,6 +69,26 @@ def _to_scalar(x):
     return x
 
 
+def _scalar_dtype():
+    """dtype of per-parameter scalar state (``step``), as torch's ``_get_scalar_dtype``."""
+    return _fw.float64 if _fw.get_default_dtype() == _fw.float64 else _fw.float32
+
+
+def _check_lr(lr):
+    """PyTorch's checks of a learning rate (a float or a 1-element tensor)."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_betas(betas):
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+
+
 def _hooked_step(func):
     """Wrap a subclass's ``step`` so that the step pre/post hooks run around it."""
     @functools.wraps(func)
@@ -369,8 +389,7 @@ class Optimizer:
         or capturable, on the cpu otherwise, as PyTorch)."""
         if group.get("fused") or group.get("capturable"):
             return _fw.zeros((), dtype=_fw.float32, device=param.device)
-        dtype = _fw.float64 if _fw.get_default_dtype() == _fw.float64 else _fw.float32
-        return _fw.zeros((), dtype=dtype, device="cpu")
+        return _fw.zeros((), dtype=_scalar_dtype(), device="cpu")
 
     @staticmethod
     def _check_fused_foreach(defaults):

@@ -1,8 +1,6 @@
 """RAdam (PyTorch's ``torch.optim.RAdam``): Adam with a rectified adaptive step."""
 import framework as _fw
-from .optimizer import Optimizer
-from .adadelta import _check_lr, _scalar_dtype, _to_scalar
-from .adamax import _check_betas
+from .optimizer import Optimizer, _check_betas, _check_lr, _scalar_dtype, _to_scalar
 
 __all__ = ["RAdam"]
 
@@ -28,10 +26,7 @@ class RAdam(Optimizer):
     @_fw.no_grad()
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns closure's loss."""
-        loss = None
-        if closure is not None:
-            with _fw.enable_grad():
-                loss = closure()
+        loss = self._eval_closure(closure)
         for group in self.param_groups:
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]

@@ -1,7 +1,6 @@
 """Rprop (PyTorch's ``torch.optim.Rprop``): resilient backpropagation."""
 import framework as _fw
-from .optimizer import Optimizer
-from .adadelta import _check_lr, _scalar_dtype, _to_scalar
+from .optimizer import Optimizer, _check_lr, _scalar_dtype, _to_scalar
 
 __all__ = ["Rprop"]
 
@@ -24,10 +23,7 @@ class Rprop(Optimizer):
     @_fw.no_grad()
     def step(self, closure=None):
         """One update of every parameter that has a gradient; returns closure's loss."""
-        loss = None
-        if closure is not None:
-            with _fw.enable_grad():
-                loss = closure()
+        loss = self._eval_closure(closure)
         for group in self.param_groups:
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
