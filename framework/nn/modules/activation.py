@@ -361,46 +361,37 @@ class Tanhshrink(Module):
         return _F().tanhshrink(input)
 
 
-class Softmin(Module):
+class _SoftmaxAlongDim(Module):
+    """Softmax, LogSoftmax and Softmin: ``F.<_fn>`` along ``dim`` (None: PyTorch's implicit
+    choice, with its warning)."""
+
+    __constants__ = ["dim"]
+    _fn = None
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def forward(self, input):
+        return getattr(_F(), self._fn)(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmin(_SoftmaxAlongDim):
     r"""Softmax of ``-input`` along ``dim``."""
-
-    __constants__ = ["dim"]
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input):
-        return _F().softmin(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    _fn = "softmin"
 
 
-class Softmax(Module):
+class Softmax(_SoftmaxAlongDim):
     r"""Softmax along ``dim``: entries in [0, 1] summing to 1."""
-
-    __constants__ = ["dim"]
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input):
-        return _F().softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    _fn = "softmax"
 
 
 class Softmax2d(Module):
@@ -413,22 +404,6 @@ class Softmax2d(Module):
         return _F().softmax(input, -3, _stacklevel=5)
 
 
-class LogSoftmax(Module):
+class LogSoftmax(_SoftmaxAlongDim):
     r"""Log of the softmax along ``dim``."""
-
-    __constants__ = ["dim"]
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
-    def forward(self, input):
-        return _F().log_softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    _fn = "log_softmax"
