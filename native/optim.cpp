@@ -1,38 +1,10 @@
 // Fused multi-tensor optimizer steps (framework/optim/_fused.py): one call updates every
-// tensor of a list in place. The tensors are contiguous and share one float dtype; the
-// work is cut into chunks of kChunk elements over all tensors (a chunk lies in one tensor,
-// found by binary search in the prefix sums of the chunk counts) and the chunks are spread
-// over the thread pool. 16-bit floats compute in float, float and double in themselves.
-#include <algorithm>
-
-#include "common.h"
+// tensor of a list in place (multi_tensor.h). The tensors are contiguous and share one float
+// dtype. 16-bit floats compute in float, float and double in themselves.
+#include "multi_tensor.h"
 
 namespace fw {
 namespace {
-
-constexpr int64_t kChunk = 16384;
-
-using Ptrs = std::vector<uintptr_t>;
-
-// Calls f(tensor index, begin, end) over all chunks of all tensors, in parallel.
-template <typename F>
-void for_chunks(const Shape& numels, F&& f) {
-  const int64_t n = (int64_t)numels.size();
-  std::vector<int64_t> start(n + 1, 0);  // first chunk of each tensor
-  for (int64_t t = 0; t < n; t++) start[t + 1] = start[t] + (numels[t] + kChunk - 1) / kChunk;
-  parallel_for(0, start[n], 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; c++) {
-      int64_t t = std::upper_bound(start.begin(), start.end(), c) - start.begin() - 1;
-      int64_t lo = (c - start[t]) * kChunk;
-      f(t, lo, std::min(numels[t], lo + kChunk));
-    }
-  });
-}
-
-void check_sizes(const Shape& numels, std::initializer_list<const Ptrs*> lists) {
-  for (const Ptrs* l : lists)
-    if (l->size() != numels.size()) fail("fused optimizer step: tensor lists differ in length");
-}
 
 // The per-element loop, branch-free for the compiler to vectorize: maximize is a sign, the
 // decoupled decay a factor (1 when off); L2 decay and amsgrad are template flags.
@@ -122,8 +94,8 @@ void register_optim(py::module_& m) {
                          const std::vector<double>& bc2_sqrts, double lr, double beta1,
                          double beta2, double eps, double wd, bool decoupled, bool amsgrad,
                          bool maximize) {
-    check_sizes(numels, {&ps, &gs, &ms, &vs});
-    if (amsgrad) check_sizes(numels, {&vmaxs});
+    check_sizes("fused optimizer step", numels, {&ps, &gs, &ms, &vs});
+    if (amsgrad) check_sizes("fused optimizer step", numels, {&vmaxs});
     if (step_sizes.size() != numels.size() || bc2_sqrts.size() != numels.size())
       fail("fused optimizer step: tensor lists differ in length");
     py::gil_scoped_release nogil;
@@ -135,8 +107,8 @@ void register_optim(py::module_& m) {
   m.def("fused_sgd", [](int dt, const Ptrs& ps, const Ptrs& gs, const Ptrs& bufs,
                         const Shape& numels, double lr, double momentum, double dampening,
                         double wd, bool nesterov, bool maximize, bool first) {
-    check_sizes(numels, {&ps, &gs});
-    if (momentum != 0) check_sizes(numels, {&bufs});
+    check_sizes("fused optimizer step", numels, {&ps, &gs});
+    if (momentum != 0) check_sizes("fused optimizer step", numels, {&bufs});
     py::gil_scoped_release nogil;
     FW_DISPATCH_FLOAT(dt, "_fused_sgd", {
       sgd<scalar_t>(ps, gs, bufs, numels, lr, momentum, dampening, wd, nesterov, maximize,

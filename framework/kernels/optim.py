@@ -1,43 +1,17 @@
 """Fused multi-tensor optimizer steps (Triton), the cuda side of native/optim.cpp.
 
-One launch updates every tensor of the lists. The launcher builds device tables: the
-tensors' addresses (int64, one table per operand), their sizes, the prefix sums of their
-block counts (``start``) and, for each program, the tensor it works on (``owner``); a
-program handles one BLOCK of one tensor, at block ``pid - start[owner[pid]]`` of it.
+One launch updates every tensor of the lists (tables from multi_tensor.py).
 16-bit floats and float32 compute in float32, float64 in float64; the state has the
 params' dtype. The hyperparameters (and per-tensor step sizes) come in a float64 table
 ``hp`` so float64 params see them unrounded."""
 import triton
 import triton.language as tl
 
-BLOCK = 1024
+from .multi_tensor import BLOCK, at as _at, tables as _tables
 
 
 def _acc(t):
     return tl.float64 if t.dtype.name == "float64" else tl.float32
-
-
-def _tables(params, *lists):
-    """(address tables, numels, start, owner, grid) as device tensors."""
-    import framework as fw
-    dev = params[0].device
-    numels = [p.numel() for p in params]
-    start, owner = [0], []
-    for t, n in enumerate(numels):
-        nb = triton.cdiv(n, BLOCK)
-        start.append(start[-1] + nb)
-        owner.extend([t] * nb)
-
-    def i64(v):
-        return fw.tensor(v, dtype=fw.int64, device=dev)
-    addrs = [i64([x.data_ptr() for x in ts]) if ts else i64([0]) for ts in (params, ) + lists]
-    return addrs, i64(numels), i64(start), fw.tensor(owner, dtype=fw.int32, device=dev), len(owner)
-
-
-@triton.jit
-def _at(tab, t, ref):
-    """The address in table ``tab`` at ``t`` as a pointer to ``ref``'s element type."""
-    return tl.load(tab + t).to(tl.pointer_type(ref.dtype.element_ty))
 
 
 @triton.jit
