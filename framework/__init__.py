@@ -77,3 +77,14 @@ def set_num_threads(n):
     _C.blas_set_num_threads(n)
 from . import func  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
+from . import amp, utils  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # framework.multiprocessing is imported on first use (it registers pickle reducers)
+    if name == "multiprocessing":
+        import importlib
+        return importlib.import_module(__name__ + ".multiprocessing")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,11 @@
+"""framework.utils: data loading (``utils.data``) and safetensors (``utils.safetensors``)."""
+import importlib as _importlib
+
+_SUBMODULES = ("data", "safetensors")
+
+
+def __getattr__(name):
+    # submodules load on first use: ``import framework`` stays fast
+    if name in _SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
