@@ -79,6 +79,14 @@ from . import func  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import amp, utils  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
+from .amp._ops import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401,E501
+from ._ops.autocast import (  # noqa: E402,F401
+    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+    get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled,
+    set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
+)
+_ops.autocast.install([("", _sys.modules[__name__]), ("", Tensor), ("linalg.", linalg),
+                       ("nn.functional.", nn.functional)])
 from .serialization import save, load  # noqa: E402,F401
 
 

@@ -12,6 +12,7 @@ mode on, so the gradients carry a graph of their own.
 import heapq
 
 from . import anomaly_mode, grad_mode
+from .._ops import autocast as _autocast
 from .graph import AccumulateGrad
 
 
@@ -123,6 +124,10 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
     heapq.heapify(heap)
     prev = grad_mode._mode.enabled
     grad_mode._mode.enabled = create_graph
+    # the backward ops run in the dtypes the forward chose: autocast is off (as the ops
+    # inside an autocast op run)
+    no_autocast = _autocast.disabled()
+    no_autocast.__enter__()
     ready = None    # the one ready node while the heap is empty (chains skip the heap)
     try:
         while heap or ready is not None:
@@ -194,6 +199,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
                         heapq.heappush(heap, (-child._seq, id(child), child))
     finally:
         grad_mode._mode.enabled = prev
+        no_autocast.__exit__(None, None, None)
     return results
 
 
