@@ -16,6 +16,7 @@ void register_conv(py::module_& m);
 void register_softmax(py::module_& m);
 void register_pool(py::module_& m);
 void register_optim(py::module_& m);
+void register_amp(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
@@ -42,4 +43,5 @@ PYBIND11_MODULE(_C, m) {
   fw::register_softmax(m);
   fw::register_pool(m);
   fw::register_optim(m);
+  fw::register_amp(m);
 }

@@ -4,3 +4,4 @@ from . import copy, pointwise, reduction, sort, index, linalg, random, shape  # 
 from . import softmax, pool  # noqa: F401
 from . import conv  # noqa: F401
 from . import optim  # noqa: F401
+from . import amp  # noqa: F401

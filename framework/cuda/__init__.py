@@ -265,3 +265,4 @@ def _pinned_empty(shape, dtype):
     n = alloc.numel(shape) * dtype.itemsize
     return Tensor._make(_runtime.pinned_storage(n), tuple(shape),
                         alloc.contiguous_strides(tuple(shape)), 0, dtype)
+from . import amp  # noqa: E402,F401
