@@ -464,6 +464,16 @@ class Tensor:
             alloc.backend(CPU).copy.copy(out, self, self._stride)
         return out
 
+    def share_memory_(self):
+        """Moves the storage to shared memory (no-op if already there, or on CUDA); self."""
+        from ._shared_memory import share_tensor_
+        return share_tensor_(self)
+
+    def is_shared(self):
+        """Whether the storage is in shared memory (always True for CUDA tensors)."""
+        from ._shared_memory import is_shared
+        return is_shared(self._storage)
+
     def is_pinned(self, device=None):
         """Whether this tensor lives in pinned host memory (always False on the GPU)."""
         if self._storage.device.type != "cpu":
