@@ -1,7 +1,11 @@
 """CPU launchers: fused multi-tensor optimizer steps (native/optim.cpp).
 
 Each launcher updates every tensor of its lists in place in one native call. The tensors
-are contiguous, on one device, and share the params' float dtype (state included)."""
+are contiguous, on one device, and share the params' float dtype (state included).
+
+``grad_scale`` and ``found_inf`` (GradScaler, PyTorch's fused contract) are None or
+1-element float32 cpu tensors: each gradient is divided by ``grad_scale`` and written back
+unscaled; when ``found_inf`` is 1 nothing is touched."""
 from .. import _C
 
 
@@ -9,8 +13,20 @@ def _ptrs(ts):
     return [t.data_ptr() for t in ts]
 
 
+def _addr(t):
+    """A float32 scalar tensor's address, 0 for None."""
+    if t is None:
+        return 0
+    if t.numel() != 1 or t.dtype.name != "float32" or t.device.type != "cpu":
+        raise RuntimeError("fused optimizer step: grad_scale and found_inf must be 1-element "
+                           f"float32 cpu tensors, got {t.dtype} of shape {tuple(t.shape)} on "
+                           f"{t.device}")
+    return t.data_ptr()
+
+
 def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes, bc2_sqrts,
-               lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize):
+               lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize,
+               grad_scale=None, found_inf=None):
     """Adam/AdamW over the lists; ``step_sizes`` (lr / (1 - beta1^t)) and ``bc2_sqrts``
     (sqrt(1 - beta2^t)) are Python floats, one per tensor. ``max_exp_avg_sqs`` is only read
     with amsgrad."""
@@ -19,15 +35,42 @@ def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes
     _C.fused_adam(params[0].dtype.code, _ptrs(params), _ptrs(grads), _ptrs(exp_avgs),
                   _ptrs(exp_avg_sqs), _ptrs(max_exp_avg_sqs) if amsgrad else [],
                   [p.numel() for p in params], list(step_sizes), list(bc2_sqrts), lr, beta1,
-                  beta2, eps, weight_decay, decoupled, amsgrad, maximize)
+                  beta2, eps, weight_decay, decoupled, amsgrad, maximize, _addr(grad_scale),
+                  _addr(found_inf))
 
 
 def fused_sgd(params, grads, bufs, lr, momentum, dampening, weight_decay, nesterov, maximize,
-              first):
+              first, grad_scale=None, found_inf=None):
     """SGD over the lists; with momentum, ``bufs`` are the momentum buffers (set to the
     gradient when ``first``)."""
     if not params:
         return
     _C.fused_sgd(params[0].dtype.code, _ptrs(params), _ptrs(grads),
                  _ptrs(bufs) if momentum != 0 else [], [p.numel() for p in params], lr,
-                 momentum, dampening, weight_decay, nesterov, maximize, first)
+                 momentum, dampening, weight_decay, nesterov, maximize, first,
+                 _addr(grad_scale), _addr(found_inf))
+
+
+def fused_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, lr, alpha, eps,
+                  weight_decay, momentum, centered, maximize, grad_scale=None,
+                  found_inf=None):
+    """RMSprop over the lists; ``grad_avgs`` are only read when centered,
+    ``momentum_buffers`` when momentum > 0."""
+    if not params:
+        return
+    _C.fused_rmsprop(params[0].dtype.code, _ptrs(params), _ptrs(grads), _ptrs(square_avgs),
+                     _ptrs(grad_avgs) if centered else [],
+                     _ptrs(momentum_buffers) if momentum > 0 else [],
+                     [p.numel() for p in params], lr, alpha, eps, weight_decay, momentum,
+                     centered, maximize, _addr(grad_scale), _addr(found_inf))
+
+
+def fused_adagrad(params, grads, state_sums, clrs, eps, weight_decay, maximize,
+                  grad_scale=None, found_inf=None):
+    """Adagrad over the lists; ``clrs`` (lr / (1 + (step - 1) * lr_decay)) are Python
+    floats, one per tensor."""
+    if not params:
+        return
+    _C.fused_adagrad(params[0].dtype.code, _ptrs(params), _ptrs(grads), _ptrs(state_sums),
+                     [p.numel() for p in params], list(clrs), eps, weight_decay, maximize,
+                     _addr(grad_scale), _addr(found_inf))

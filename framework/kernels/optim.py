@@ -3,7 +3,12 @@
 One launch updates every tensor of the lists (tables from multi_tensor.py).
 16-bit floats and float32 compute in float32, float64 in float64; the state has the
 params' dtype. The hyperparameters (and per-tensor step sizes) come in a float64 table
-``hp`` so float64 params see them unrounded."""
+``hp`` so float64 params see them unrounded.
+
+GradScaler (PyTorch's fused contract): ``grad_scale`` and ``found_inf`` are None or
+1-element float32 tensors on the params' device. Each gradient is divided by
+``grad_scale`` and written back unscaled; when ``found_inf`` is 1 every program masks all
+its loads and stores off. The flag is read inside the kernel: no host sync."""
 import triton
 import triton.language as tl
 
@@ -15,14 +20,39 @@ def _acc(t):
 
 
 @triton.jit
-def _adam_kernel(ref, tp, tg, tm, tv, tvmax, numels, start, owner, hp, n, ACC: tl.constexpr,
-                 HAS_WD: tl.constexpr,
-                 DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr,
-                 BLOCK: tl.constexpr):
+def _start(owner, start, numels, found_inf, HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
+    """(tensor index, offsets, mask) of this program; the mask is all off when found_inf
+    is 1."""
     pid = tl.program_id(0)
     t = tl.load(owner + pid)
     off = (pid - tl.load(start + t)) * BLOCK + tl.arange(0, BLOCK)
-    mask = off < tl.load(numels + t)
+    numel = tl.load(numels + t)
+    if HAS_INF:
+        numel = numel * (tl.load(found_inf) != 1.0).to(numel.dtype)
+    return t, off, off < numel
+
+
+@triton.jit
+def _grad(tg, t, off, mask, ref, grad_scale, ACC: tl.constexpr, HAS_SCALE: tl.constexpr,
+          MAXIMIZE: tl.constexpr):
+    """The gradient as the update sees it: unscaled (and stored back unscaled), then
+    negated for maximize."""
+    gp = _at(tg, t, ref) + off
+    g = tl.load(gp, mask=mask).to(ACC)
+    if HAS_SCALE:
+        g = g / tl.load(grad_scale).to(ACC)
+        tl.store(gp, g.to(ref.dtype.element_ty), mask=mask)
+    if MAXIMIZE:
+        g = -g
+    return g
+
+
+@triton.jit
+def _adam_kernel(ref, tp, tg, tm, tv, tvmax, numels, start, owner, hp, n, grad_scale,
+                 found_inf, ACC: tl.constexpr, HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr,
+                 AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_SCALE: tl.constexpr,
+                 HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
+    t, off, mask = _start(owner, start, numels, found_inf, HAS_INF, BLOCK)
     pp = _at(tp, t, ref) + off
     mp = _at(tm, t, ref) + off
     vp = _at(tv, t, ref) + off
@@ -33,9 +63,7 @@ def _adam_kernel(ref, tp, tg, tm, tv, tvmax, numels, start, owner, hp, n, ACC: t
     eps = tl.load(hp + 3)
     wd = tl.load(hp + 4)
     p = tl.load(pp, mask=mask).to(ACC)
-    g = tl.load(_at(tg, t, ref) + off, mask=mask).to(ACC)
-    if MAXIMIZE:
-        g = -g
+    g = _grad(tg, t, off, mask, ref, grad_scale, ACC, HAS_SCALE, MAXIMIZE)
     if HAS_WD:
         if DECOUPLED:
             p = p * (1 - lr * wd).to(ACC)
@@ -56,14 +84,11 @@ def _adam_kernel(ref, tp, tg, tm, tv, tvmax, numels, start, owner, hp, n, ACC: t
 
 
 @triton.jit
-def _sgd_kernel(ref, tp, tg, tb, numels, start, owner, hp,
+def _sgd_kernel(ref, tp, tg, tb, numels, start, owner, hp, grad_scale, found_inf,
                 ACC: tl.constexpr, HAS_WD: tl.constexpr, HAS_BUF: tl.constexpr,
                 FIRST: tl.constexpr, NESTEROV: tl.constexpr, MAXIMIZE: tl.constexpr,
-                BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    t = tl.load(owner + pid)
-    off = (pid - tl.load(start + t)) * BLOCK + tl.arange(0, BLOCK)
-    mask = off < tl.load(numels + t)
+                HAS_SCALE: tl.constexpr, HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
+    t, off, mask = _start(owner, start, numels, found_inf, HAS_INF, BLOCK)
     pp = _at(tp, t, ref) + off
     ty = ref.dtype.element_ty
     lr = tl.load(hp)
@@ -71,9 +96,7 @@ def _sgd_kernel(ref, tp, tg, tb, numels, start, owner, hp,
     dampening = tl.load(hp + 2)
     wd = tl.load(hp + 3)
     p = tl.load(pp, mask=mask).to(ACC)
-    g = tl.load(_at(tg, t, ref) + off, mask=mask).to(ACC)
-    if MAXIMIZE:
-        g = -g
+    g = _grad(tg, t, off, mask, ref, grad_scale, ACC, HAS_SCALE, MAXIMIZE)
     if HAS_WD:
         g = g + wd.to(ACC) * p
     if HAS_BUF:
@@ -90,33 +113,146 @@ def _sgd_kernel(ref, tp, tg, tb, numels, start, owner, hp,
     tl.store(pp, (p - lr.to(ACC) * g).to(ty), mask=mask)
 
 
-def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes, bc2_sqrts,
-               lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize):
-    """Adam/AdamW over the lists in one launch (see framework/_cpu/optim.py)."""
-    if not params or sum(p.numel() for p in params) == 0:
-        return
+@triton.jit
+def _rmsprop_kernel(ref, tp, tg, tsq, tga, tb, numels, start, owner, hp, grad_scale,
+                    found_inf, ACC: tl.constexpr, HAS_WD: tl.constexpr,
+                    CENTERED: tl.constexpr, HAS_MOM: tl.constexpr, MAXIMIZE: tl.constexpr,
+                    HAS_SCALE: tl.constexpr, HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
+    t, off, mask = _start(owner, start, numels, found_inf, HAS_INF, BLOCK)
+    pp = _at(tp, t, ref) + off
+    sp = _at(tsq, t, ref) + off
+    ty = ref.dtype.element_ty
+    lr = tl.load(hp).to(ACC)
+    alpha = tl.load(hp + 1)
+    eps = tl.load(hp + 2).to(ACC)
+    wd = tl.load(hp + 3).to(ACC)
+    momentum = tl.load(hp + 4).to(ACC)
+    one_alpha = (1 - alpha).to(ACC)
+    p = tl.load(pp, mask=mask).to(ACC)
+    g = _grad(tg, t, off, mask, ref, grad_scale, ACC, HAS_SCALE, MAXIMIZE)
+    if HAS_WD:
+        g = g + wd * p
+    v = alpha.to(ACC) * tl.load(sp, mask=mask).to(ACC) + one_alpha * g * g
+    tl.store(sp, v.to(ty), mask=mask)
+    if CENTERED:
+        ap = _at(tga, t, ref) + off
+        a = tl.load(ap, mask=mask).to(ACC)
+        a = a + one_alpha * (g - a)
+        tl.store(ap, a.to(ty), mask=mask)
+        den = tl.sqrt(v - a * a) + eps
+    else:
+        den = tl.sqrt(v) + eps
+    if HAS_MOM:
+        bp = _at(tb, t, ref) + off
+        b = momentum * tl.load(bp, mask=mask).to(ACC) + g / den
+        tl.store(bp, b.to(ty), mask=mask)
+        p = p - lr * b
+    else:
+        p = p - lr * (g / den)
+    tl.store(pp, p.to(ty), mask=mask)
+
+
+@triton.jit
+def _adagrad_kernel(ref, tp, tg, ts, numels, start, owner, hp, grad_scale, found_inf,
+                    ACC: tl.constexpr, HAS_WD: tl.constexpr, MAXIMIZE: tl.constexpr,
+                    HAS_SCALE: tl.constexpr, HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
+    t, off, mask = _start(owner, start, numels, found_inf, HAS_INF, BLOCK)
+    pp = _at(tp, t, ref) + off
+    sp = _at(ts, t, ref) + off
+    ty = ref.dtype.element_ty
+    eps = tl.load(hp).to(ACC)
+    wd = tl.load(hp + 1).to(ACC)
+    clr = tl.load(hp + 2 + t).to(ACC)
+    p = tl.load(pp, mask=mask).to(ACC)
+    g = _grad(tg, t, off, mask, ref, grad_scale, ACC, HAS_SCALE, MAXIMIZE)
+    if HAS_WD:
+        g = g + wd * p
+    s = tl.load(sp, mask=mask).to(ACC) + g * g
+    tl.store(sp, s.to(ty), mask=mask)
+    tl.store(pp, (p - clr * (g / (tl.sqrt(s) + eps))).to(ty), mask=mask)
+
+
+def _launch_args(params, hp, grad_scale, found_inf):
+    """(hp table, grad_scale, found_inf, HAS_SCALE, HAS_INF): the float64 ``hp`` table
+    stands in for an absent flag tensor (never read then)."""
     import framework as fw
+    dev = params[0].device
+    hp = fw.tensor([float(x) for x in hp], dtype=fw.float64, device=dev)
+    for name, x in (("grad_scale", grad_scale), ("found_inf", found_inf)):
+        if x is not None and (x.numel() != 1 or x.dtype != fw.float32 or x.device != dev):
+            raise RuntimeError(f"fused optimizer step: {name} must be a 1-element float32 "
+                               f"tensor on {dev}, got {x.dtype} of shape {tuple(x.shape)} "
+                               f"on {x.device}")
+    return (hp, hp if grad_scale is None else grad_scale,
+            hp if found_inf is None else found_inf, grad_scale is not None,
+            found_inf is not None)
+
+
+def _empty(params):
+    return not params or sum(p.numel() for p in params) == 0
+
+
+def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes, bc2_sqrts,
+               lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize,
+               grad_scale=None, found_inf=None):
+    """Adam/AdamW over the lists in one launch (see framework/_cpu/optim.py)."""
+    if _empty(params):
+        return
     (tp, tg, tm, tv, tx), numels, start, owner, grid = _tables(
         params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [])
-    hp = [float(x) for x in (lr, beta1, beta2, eps, weight_decay, *step_sizes, *bc2_sqrts)]
-    hp = fw.tensor(hp, dtype=fw.float64, device=params[0].device)
+    hp, gs, fi, has_scale, has_inf = _launch_args(
+        params, (lr, beta1, beta2, eps, weight_decay, *step_sizes, *bc2_sqrts), grad_scale,
+        found_inf)
     _adam_kernel[(grid,)](params[0], tp, tg, tm, tv, tx, numels, start, owner, hp,
-                          len(params), ACC=_acc(params[0]),
+                          len(params), gs, fi, ACC=_acc(params[0]),
                           HAS_WD=weight_decay != 0, DECOUPLED=bool(decoupled),
-                          AMSGRAD=bool(amsgrad), MAXIMIZE=bool(maximize), BLOCK=BLOCK)
+                          AMSGRAD=bool(amsgrad), MAXIMIZE=bool(maximize),
+                          HAS_SCALE=has_scale, HAS_INF=has_inf, BLOCK=BLOCK)
 
 
 def fused_sgd(params, grads, bufs, lr, momentum, dampening, weight_decay, nesterov, maximize,
-              first):
+              first, grad_scale=None, found_inf=None):
     """SGD over the lists in one launch (see framework/_cpu/optim.py)."""
-    if not params or sum(p.numel() for p in params) == 0:
+    if _empty(params):
         return
-    import framework as fw
     (tp, tg, tb), numels, start, owner, grid = _tables(
         params, grads, bufs if momentum != 0 else [])
-    hp = fw.tensor([float(x) for x in (lr, momentum, dampening, weight_decay)],
-                   dtype=fw.float64, device=params[0].device)
-    _sgd_kernel[(grid,)](params[0], tp, tg, tb, numels, start, owner, hp,
+    hp, gs, fi, has_scale, has_inf = _launch_args(
+        params, (lr, momentum, dampening, weight_decay), grad_scale, found_inf)
+    _sgd_kernel[(grid,)](params[0], tp, tg, tb, numels, start, owner, hp, gs, fi,
                          ACC=_acc(params[0]), HAS_WD=weight_decay != 0,
                          HAS_BUF=momentum != 0, FIRST=bool(first),
-                         NESTEROV=bool(nesterov), MAXIMIZE=bool(maximize), BLOCK=BLOCK)
+                         NESTEROV=bool(nesterov), MAXIMIZE=bool(maximize),
+                         HAS_SCALE=has_scale, HAS_INF=has_inf, BLOCK=BLOCK)
+
+
+def fused_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, lr, alpha, eps,
+                  weight_decay, momentum, centered, maximize, grad_scale=None,
+                  found_inf=None):
+    """RMSprop over the lists in one launch (see framework/_cpu/optim.py)."""
+    if _empty(params):
+        return
+    (tp, tg, tsq, tga, tb), numels, start, owner, grid = _tables(
+        params, grads, square_avgs, grad_avgs if centered else [],
+        momentum_buffers if momentum > 0 else [])
+    hp, gs, fi, has_scale, has_inf = _launch_args(
+        params, (lr, alpha, eps, weight_decay, momentum), grad_scale, found_inf)
+    _rmsprop_kernel[(grid,)](params[0], tp, tg, tsq, tga, tb, numels, start, owner, hp, gs,
+                             fi, ACC=_acc(params[0]), HAS_WD=weight_decay != 0,
+                             CENTERED=bool(centered), HAS_MOM=momentum > 0,
+                             MAXIMIZE=bool(maximize), HAS_SCALE=has_scale,
+                             HAS_INF=has_inf, BLOCK=BLOCK)
+
+
+def fused_adagrad(params, grads, state_sums, clrs, eps, weight_decay, maximize,
+                  grad_scale=None, found_inf=None):
+    """Adagrad over the lists in one launch (see framework/_cpu/optim.py)."""
+    if _empty(params):
+        return
+    (tp, tg, ts), numels, start, owner, grid = _tables(params, grads, state_sums)
+    hp, gs, fi, has_scale, has_inf = _launch_args(
+        params, (eps, weight_decay, *clrs), grad_scale, found_inf)
+    _adagrad_kernel[(grid,)](params[0], tp, tg, ts, numels, start, owner, hp, gs, fi,
+                             ACC=_acc(params[0]), HAS_WD=weight_decay != 0,
+                             MAXIMIZE=bool(maximize), HAS_SCALE=has_scale,
+                             HAS_INF=has_inf, BLOCK=BLOCK)

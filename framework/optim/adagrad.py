@@ -2,6 +2,7 @@
 import framework as _fw
 from framework._tensor import Tensor
 
+from . import _fused
 from .optimizer import Optimizer, _check_fused_param, _to_scalar
 
 __all__ = ["Adagrad"]
@@ -9,7 +10,9 @@ __all__ = ["Adagrad"]
 
 class Adagrad(Optimizer):
     """Adagrad: s += g^2; p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps).
-    State (created for every parameter at construction): ``step``, ``sum``."""
+    State (created for every parameter at construction): ``step``, ``sum``.
+    ``fused=True`` and ``foreach=True`` run one multi-tensor call per device and dtype
+    (_fused.py); the fused step takes GradScaler's grad_scale and found_inf."""
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
@@ -34,6 +37,9 @@ class Adagrad(Optimizer):
                     "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
         self._check_fused_foreach(defaults)
+        if fused:
+            # GradScaler then hands the step grad_scale and found_inf (fused kernels only)
+            self._step_supports_amp_scaling = True
         for group in self.param_groups:
             for p in group["params"]:
                 if group["fused"]:
@@ -61,8 +67,10 @@ class Adagrad(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
-                # foreach and fused currently run the single-tensor reference update.
-                self._single_tensor_adagrad(group)
+                if (group["fused"] or group["foreach"]) and not group["differentiable"]:
+                    _fused.adagrad(self, group)  # one multi-tensor call per device and dtype
+                else:
+                    self._single_tensor_adagrad(group)
         return loss
 
     def _single_tensor_adagrad(self, group):

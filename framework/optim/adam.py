@@ -47,6 +47,9 @@ class Adam(Optimizer):
                     "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
         self._check_fused_foreach(defaults)
+        if fused:
+            # GradScaler then hands the step grad_scale and found_inf (fused kernels only)
+            self._step_supports_amp_scaling = True
 
     def __setstate__(self, state):
         super().__setstate__(state)

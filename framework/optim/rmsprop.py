@@ -2,7 +2,8 @@
 import framework as _fw
 from framework._tensor import Tensor
 
-from .optimizer import Optimizer, _to_scalar
+from . import _fused
+from .optimizer import Optimizer, _check_fused_param, _to_scalar
 
 __all__ = ["RMSprop"]
 
@@ -12,8 +13,10 @@ class RMSprop(Optimizer):
     + eps; p -= lr * g / avg (through a momentum buffer when momentum > 0).
     State: ``step``, ``square_avg`` (+ ``momentum_buffer``, ``grad_avg``).
 
-    ``fused`` is accepted as an extension (PyTorch's RMSprop has none); it is stored in
-    the param groups only when given."""
+    ``fused=True`` and ``foreach=True`` run one multi-tensor call per device and dtype
+    (_fused.py). ``fused`` is an extension (PyTorch's RMSprop has none); it is stored in
+    the param groups only when given, and makes the step take GradScaler's grad_scale and
+    found_inf as PyTorch's fused optimizers do."""
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
@@ -38,6 +41,9 @@ class RMSprop(Optimizer):
             defaults["fused"] = fused
         super().__init__(params, defaults)
         self._check_fused_foreach(defaults)
+        if fused:
+            # GradScaler then hands the step grad_scale and found_inf (fused kernels only)
+            self._step_supports_amp_scaling = True
 
     def __setstate__(self, state):
         super().__setstate__(state)
@@ -58,6 +64,8 @@ class RMSprop(Optimizer):
     def _init_state(self, p, group):
         state = self.state[p]
         if len(state) == 0:
+            if group.get("fused"):
+                _check_fused_param(p)
             state["step"] = self._new_step(p, group)
             state["square_avg"] = _fw.zeros_like(p)
             if group["momentum"] > 0:
@@ -71,8 +79,11 @@ class RMSprop(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
-                # foreach and fused currently run the single-tensor reference update.
-                self._single_tensor_rmsprop(group)
+                if ((group.get("fused") or group["foreach"])
+                        and not group["differentiable"]):
+                    _fused.rmsprop(self, group)  # one multi-tensor call per device and dtype
+                else:
+                    self._single_tensor_rmsprop(group)
         return loss
 
     def _single_tensor_rmsprop(self, group):

@@ -1,7 +1,8 @@
 """The fused multi-tensor optimizer launchers (framework/_cpu/optim.py over
 native/optim.cpp, framework/kernels/optim.py in Triton) against a NumPy float64 model of
 the update, on lists of tensors of several sizes: empty, one element, sizes crossing the
-cuda BLOCK and the CPU chunk, every float dtype, every option."""
+cuda BLOCK and the CPU chunk, every float dtype, every option; GradScaler's grad_scale
+(grads divided and written back) and found_inf (1: nothing touched) in every launcher."""
 import numpy as np
 import pytest
 
@@ -117,14 +118,138 @@ def test_fused_sgd(dev, dtype, opts):
 
 
 @pytest.mark.parametrize("dev", _devices())
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opts", [
+    dict(weight_decay=0.0, momentum=0.0, centered=False, maximize=False),
+    dict(weight_decay=0.1, momentum=0.0, centered=True, maximize=True),
+    dict(weight_decay=0.0, momentum=0.9, centered=False, maximize=True),
+    dict(weight_decay=0.1, momentum=0.5, centered=True, maximize=False),
+], ids=["plain", "centered-wd-maximize", "momentum-maximize", "all"])
+def test_fused_rmsprop(dev, dtype, opts):
+    rng = np.random.default_rng(3)
+    p, p0 = _tensors(rng, dtype, dev)
+    g, g0 = _tensors(rng, dtype, dev)
+    v, v0 = _tensors(rng, dtype, dev, positive=True)
+    a, a0 = _tensors(rng, dtype, dev)
+    b, b0 = _tensors(rng, dtype, dev)
+    # keep v - a^2 positive for the centered variant
+    a0 = [x * 0.1 for x in a0]
+    a = [fw.tensor(x, dtype=fw.float64).to(getattr(fw, dtype)).to(dev) for x in a0]
+    a0 = [_arr(t) for t in a]
+    v = [fw.tensor(x + 1.0, dtype=fw.float64).to(getattr(fw, dtype)).to(dev) for x in v0]
+    v0 = [_arr(t) for t in v]
+    lr, alpha, eps = 0.01, 0.9, 1e-3
+    wd, mom = opts["weight_decay"], opts["momentum"]
+    backend(fw.device(dev)).optim.fused_rmsprop(p, g, v, a, b, lr, alpha, eps, wd, mom,
+                                                opts["centered"], opts["maximize"])
+    want_p, want_v, want_a, want_b = [], [], [], []
+    for i in range(len(SIZES)):
+        gi = (-g0[i] if opts["maximize"] else g0[i]) + wd * p0[i]
+        vi = alpha * v0[i] + (1 - alpha) * gi * gi
+        ai = a0[i] + (1 - alpha) * (gi - a0[i]) if opts["centered"] else a0[i]
+        den = np.sqrt(vi - ai * ai if opts["centered"] else vi) + eps
+        bi = mom * b0[i] + gi / den if mom else b0[i]
+        want_p.append(p0[i] - lr * (bi if mom else gi / den))
+        want_v.append(vi)
+        want_a.append(ai)
+        want_b.append(bi)
+    _close(p, want_p, dtype)
+    _close(v, want_v, dtype)
+    _close(a, want_a, dtype)    # untouched unless centered
+    _close(b, want_b, dtype)    # untouched without momentum
+
+
+@pytest.mark.parametrize("dev", _devices())
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opts", [
+    dict(weight_decay=0.0, maximize=False),
+    dict(weight_decay=0.1, maximize=True),
+], ids=["plain", "wd-maximize"])
+def test_fused_adagrad(dev, dtype, opts):
+    rng = np.random.default_rng(4)
+    p, p0 = _tensors(rng, dtype, dev)
+    g, g0 = _tensors(rng, dtype, dev)
+    s_, s0 = _tensors(rng, dtype, dev, positive=True)
+    eps, wd = 1e-3, opts["weight_decay"]
+    clrs = [0.1 / (1 + i * 0.05) for i in range(len(SIZES))]    # a step per tensor
+    backend(fw.device(dev)).optim.fused_adagrad(p, g, s_, clrs, eps, wd, opts["maximize"])
+    want_p, want_s = [], []
+    for i in range(len(SIZES)):
+        gi = (-g0[i] if opts["maximize"] else g0[i]) + wd * p0[i]
+        si = s0[i] + gi * gi
+        want_s.append(si)
+        want_p.append(p0[i] - clrs[i] * gi / (np.sqrt(si) + eps))
+    _close(p, want_p, dtype)
+    _close(s_, want_s, dtype)
+
+
+def _launch(ops, name, ts, **amp):
+    """One launcher over the state lists ``ts`` (params, grads, then state)."""
+    p, g, a, b, c = ts
+    if name == "adam":
+        ops.fused_adam(p, g, a, b, c, [0.1] * len(p), [0.5] * len(p), 0.01, 0.9, 0.99,
+                       1e-3, 0.1, False, True, True, **amp)
+    elif name == "sgd":
+        ops.fused_sgd(p, g, a, 0.1, 0.9, 0.1, 0.1, False, False, False, **amp)
+    elif name == "rmsprop":
+        ops.fused_rmsprop(p, g, a, b, c, 0.01, 0.9, 1e-3, 0.1, 0.5, False, True, **amp)
+    else:
+        ops.fused_adagrad(p, g, a, [0.1] * len(p), 1e-3, 0.1, False, **amp)
+
+
+@pytest.mark.parametrize("dev", _devices())
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("name", ["adam", "sgd", "rmsprop", "adagrad"])
+def test_grad_scale_and_found_inf(dev, dtype, name):
+    """With grad_scale s the launch on grads g * s equals the one on g, and leaves g in
+    the grads; found_inf 1 touches nothing, found_inf 0 is no flag."""
+    ops = backend(fw.device(dev)).optim
+    rng = np.random.default_rng(5)
+    lists = [_tensors(rng, dtype, "cpu", positive=i >= 2)[1] for i in range(5)]
+    scale = 3.0 if dtype == "float64" else 4.0      # a power of 2: g * s / s is exact
+
+    def run(found, scaled):
+        ts = [[fw.tensor(v * (scale if scaled and i == 1 else 1.0)).to(getattr(fw, dtype))
+               .to(dev) for v in vals] for i, vals in enumerate(lists)]
+        amp = {}
+        if scaled:
+            amp["grad_scale"] = fw.full((1,), scale, device=dev)
+        if found is not None:
+            amp["found_inf"] = fw.full((), found, device=dev)
+        _launch(ops, name, ts, **amp)
+        return ts
+
+    want = run(None, False)
+    for found in (None, 0.0):
+        got = run(found, True)
+        for gl, wl in zip(got, want):        # grads included: unscaled in place
+            _close(gl, [_arr(t) for t in wl], dtype)
+    got = run(1.0, True)
+    for i, (gl, vals) in enumerate(zip(got, lists)):
+        _close(gl, [v * scale for v in vals] if i == 1 else vals, dtype)
+
+
+@pytest.mark.parametrize("dev", _devices())
 def test_empty_lists_and_bad_dtype(dev):
     ops = backend(fw.device(dev)).optim
     ops.fused_adam([], [], [], [], [], [], [], 0.1, 0.9, 0.99, 1e-8, 0.0, False, False, False)
     ops.fused_sgd([], [], [], 0.1, 0.0, 0.0, 0.0, False, False, False)
+    ops.fused_rmsprop([], [], [], [], [], 0.1, 0.9, 1e-8, 0.0, 0.0, False, False)
+    ops.fused_adagrad([], [], [], [], 1e-8, 0.0, False)
     if dev == "cpu":
         t = fw.zeros(3, dtype=fw.int32)
         with pytest.raises(NotImplementedError, match="not implemented for 'Int'"):
             ops.fused_sgd([t], [t], [], 0.1, 0.0, 0.0, 0.0, False, False, False)
+        with pytest.raises(NotImplementedError, match="not implemented for 'Int'"):
+            ops.fused_adagrad([t], [t], [t], [0.1], 1e-8, 0.0, False)
+        f = fw.zeros(3)
         with pytest.raises(RuntimeError, match="differ in length"):
-            f = fw.zeros(3)
             ops.fused_sgd([f, f], [f], [], 0.1, 0.0, 0.0, 0.0, False, False, False)
+        with pytest.raises(RuntimeError, match="differ in length"):
+            ops.fused_rmsprop([f], [f], [f], [], [], 0.1, 0.9, 1e-8, 0.0, 0.0, True, False)
+        with pytest.raises(RuntimeError, match="differ in length"):
+            ops.fused_adagrad([f], [f], [f], [], 1e-8, 0.0, False)
+    with pytest.raises(RuntimeError, match="grad_scale"):
+        f = fw.zeros(3, device=dev)
+        ops.fused_sgd([f], [f], [], 0.1, 0.0, 0.0, 0.0, False, False, False,
+                      grad_scale=fw.ones(2, device=dev))
