@@ -49,6 +49,11 @@ def cpu_from_array(arr):
     and the element offset of ``arr[0, ..., 0]`` inside it."""
     if arr.size == 0:
         return cpu_alloc(0), 0
+    if arr.flags.c_contiguous and arr.flags.writeable:
+        # the common case, without building a ctypes array: a byte view of the array keeps
+        # it alive through its ``base``
+        buf = arr.reshape(-1).view(np.uint8)
+        return Storage(arr.__array_interface__["data"][0], arr.nbytes, CPU, buf), 0
     itemsize = arr.itemsize
     lo = hi = 0
     for n, st in zip(arr.shape, arr.strides):

@@ -217,17 +217,19 @@ def from_numpy(ndarray):
     """A CPU tensor sharing memory with a NumPy array."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    dt = _dtype.from_numpy_dtype(ndarray.dtype)
-    if any(s < 0 for s in ndarray.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
-    if any(s % ndarray.itemsize for s in ndarray.strides):
-        raise ValueError("given numpy array strides not a multiple of the element byte size. "
-                         "Copy the numpy array to reallocate the memory.")
+    dt = _dtype._FROM_NP.get(ndarray.dtype) or _dtype.from_numpy_dtype(ndarray.dtype)
+    strides, itemsize = ndarray.strides, ndarray.itemsize
+    if not ndarray.flags.c_contiguous:
+        if any(s < 0 for s in strides):
+            raise ValueError(
+                "At least one stride in the given numpy array is negative, and tensors with "
+                "negative strides are not currently supported. (You can probably work around "
+                "this by making a copy of your array  with array.copy().) ")
+        if any(s % itemsize for s in strides):
+            raise ValueError("given numpy array strides not a multiple of the element byte "
+                             "size. Copy the numpy array to reallocate the memory.")
     storage, offset = cpu_from_array(ndarray)
-    return _make(storage, tuple(ndarray.shape), tuple(s // ndarray.itemsize for s in
-                                                      ndarray.strides), offset, dt)
+    return _make(storage, ndarray.shape, tuple([s // itemsize for s in strides]), offset, dt)
 
 
 def _rebuild(arr, dtype_name, device, requires_grad):
