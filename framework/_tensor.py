@@ -23,6 +23,18 @@ def _load_indexing():
     _indexing = indexing
     return indexing
 
+
+_creation = None
+
+
+def _load_creation():
+    """framework._ops.creation, imported on first use (a function-level import costs ~1 us
+    a call)."""
+    global _creation
+    from ._ops import creation
+    _creation = creation
+    return creation
+
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -425,7 +437,7 @@ class Tensor:
     # ---- dtype and device conversion -------------------------------------------------
     def to(self, *args, **kwargs):
         """Returns a tensor with the given dtype and/or device (self if nothing changes)."""
-        from ._ops import creation
+        creation = _creation or _load_creation()
         if self._requires_grad:
             from .autograd import record
             return record.to(creation.to, self, args, kwargs)

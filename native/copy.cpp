@@ -11,6 +11,10 @@ inline D cast(S v) {
     return static_cast<float>(v) != 0.0f || (!is_float_v<S> && v != S(0));
   } else if constexpr (std::is_same<D, Half>::value || std::is_same<D, BFloat16>::value) {
     return D(static_cast<float>(static_cast<acc_t<S>>(v)));
+  } else if constexpr (std::is_integral<S>::value && sizeof(S) < 8 &&
+                       std::is_floating_point<D>::value) {
+    // small ints convert straight to float (through int64 the loop does not vectorize)
+    return static_cast<D>(v);
   } else if constexpr (is_float_v<S> && !std::is_floating_point<D>::value) {
     // float -> int: go through int64 like PyTorch so that e.g. -1.0 -> uint8 wraps to 255
     return static_cast<D>(static_cast<int64_t>(static_cast<acc_t<S>>(v)));
@@ -39,6 +43,8 @@ void copy_impl(uintptr_t dst, uintptr_t src, const Shape& shape, const Shape& sd
       for (int64_t i = 0; i < n; i++) dp[i] = v;
     } else if (id == 1 && is == -1) {  // flip along the last dim
       for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[-i]);
+    } else if (id == 1) {  // a gather (a permuted or sliced source): unit-stride stores
+      for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[i * is]);
     } else {
       for (int64_t i = 0; i < n; i++) dp[i * id] = cast<D>(sp[i * is]);
     }

@@ -10,6 +10,7 @@ from .._storage import cpu_from_array
 from .._tensor import Tensor
 from . import alloc
 from . import args as _args
+from . import pointwise as _pointwise
 
 _make = Tensor._make
 
@@ -580,8 +581,7 @@ def to(self, *args, **kwargs):
     if dev is not self._storage.device:
         out = to_device(out, dev, non_blocking)
     if dt is not out.dtype:
-        from .pointwise import convert
-        out = convert(out, dt, dev)
+        out = _pointwise.convert(out, dt, dev)
     elif copy and out is self:
         out = out.clone()
     return out
