@@ -1,0 +1,21 @@
+"""Distributed communication (PyTorch's ``torch.distributed``) on MPI through mpi4py.
+
+Start the processes with ``mpiexec -n N python script.py`` or
+``python -m framework.distributed.run --nproc-per-node N script.py``, then call
+``init_process_group("mpi")``. ``process_group`` says how ranks are formed, ``collectives``
+holds the operations, ``mpi_backend`` how tensors reach MPI. Importing this package does not
+start MPI (mpi4py is imported by ``init_process_group``).
+"""
+from .process_group import (  # noqa: F401
+    Backend, ProcessGroup, GroupMember, group, init_process_group, destroy_process_group,
+    is_available, is_initialized, is_mpi_available, is_nccl_available, is_gloo_available,
+    is_torchelastic_launched, get_rank, get_world_size, get_backend, new_group,
+    get_global_rank, get_group_rank, get_process_group_ranks, default_pg_timeout,
+)
+from .collectives import (  # noqa: F401
+    Work, all_reduce, broadcast, reduce, all_gather, all_gather_into_tensor, reduce_scatter,
+    reduce_scatter_tensor, all_to_all_single, all_to_all, gather, scatter, barrier, send,
+    recv, isend, irecv, broadcast_object_list, all_gather_object, gather_object,
+    scatter_object_list, P2POp, batch_isend_irecv,
+)
+from .mpi_backend import ReduceOp  # noqa: F401
