@@ -199,6 +199,12 @@ def wrap(fn, name, policies):
     return autocast_op
 
 
+# nn.functional's softmax and log_softmax only resolve an implicit dim and call the table's
+# op, which carries the policy; a wrapper around them would also put a frame between their
+# deprecation warning and the caller it points at
+_CALLS_WRAPPED = {"softmax", "log_softmax"}
+
+
 def install(namespaces):
     """Wraps every listed op found in ``namespaces``, pairs (prefix, module or class):
     ``("", framework)``, ``("", Tensor)``, ``("nn.functional.", ...)`` take the plain names,
@@ -213,8 +219,11 @@ def install(namespaces):
                     prefix if prefix == "linalg." else ""):
                 continue
             short = name.rpartition(".")[2]
+            if prefix == "nn.functional." and short in _CALLS_WRAPPED:
+                continue
             fn = vars(where).get(short) if isinstance(where, type) else getattr(where, short, None)
-            if fn is None or hasattr(fn, "_autocast_wrapped"):
+            # (nn.functional.norm is a submodule, not an op)
+            if not callable(fn) or isinstance(fn, type) or hasattr(fn, "_autocast_wrapped"):
                 continue
             if id(fn) not in made:
                 made[id(fn)] = wrap(fn, name, {d: POLICY[d][name] for d in POLICY
