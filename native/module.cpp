@@ -17,6 +17,8 @@ void register_softmax(py::module_& m);
 void register_pool(py::module_& m);
 void register_optim(py::module_& m);
 void register_amp(py::module_& m);
+void register_attention(py::module_& m);
+void register_loss(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
@@ -44,4 +46,6 @@ PYBIND11_MODULE(_C, m) {
   fw::register_pool(m);
   fw::register_optim(m);
   fw::register_amp(m);
+  fw::register_attention(m);
+  fw::register_loss(m);
 }

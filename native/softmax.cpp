@@ -9,6 +9,10 @@
 // exp(x - m) / s (softmax) or (x - m) - log(s) (log_softmax). Special values come out as in
 // PyTorch: a row of -inf gives NaN (0 / 0), a +inf or NaN anywhere in a row makes the row
 // NaN, and -inf entries of a finite row give 0 (softmax) and -inf (log_softmax).
+//
+// The backward kernels take the output y and its gradient g: softmax's
+// gx = y * (g - sum(g * y)), log_softmax's gx = g - exp(y) * sum(g), one read of the row
+// for the sum and one (from cache) for the write.
 #include "common.h"
 #include "pointwise_vmath.h"
 
@@ -127,6 +131,77 @@ void softmax(uintptr_t x, uintptr_t y, int64_t outer, int64_t n, int64_t inner) 
     softmax_cols<T, Log>(ptr<const T>(x), ptr<T>(y), outer, n, inner);
 }
 
+// Backward from the output y and its gradient g, both (outer, n, inner):
+//   softmax:      gx = y * (g - sum(g * y)),  log_softmax: gx = g - exp(y) * sum(g).
+// One pass gathers the row's sum, a second writes gx (the row is still in cache).
+template <typename T, bool Log>
+void softmax_backward_rows(const T* g0, const T* y0, T* gx0, int64_t outer, int64_t n) {
+  using A = acc_t<T>;
+  int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(n, 1));
+  parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; r++) {
+      const T* g = g0 + r * n;
+      const T* y = y0 + r * n;
+      T* gx = gx0 + r * n;
+      const int64_t nv = n / kLanes * kLanes;
+      A ls[kLanes] = {};
+      for (int64_t j = 0; j < nv; j += kLanes)
+        for (int64_t k = 0; k < kLanes; k++)
+          ls[k] += Log ? A(g[j + k]) : A(g[j + k]) * A(y[j + k]);
+      A s = 0;
+      for (int64_t k = 0; k < kLanes; k++) s += ls[k];
+      for (int64_t j = nv; j < n; j++) s += Log ? A(g[j]) : A(g[j]) * A(y[j]);
+      if (Log) {
+        for (int64_t j = 0; j < n; j++) gx[j] = T(A(g[j]) - vm::exp(A(y[j])) * s);
+      } else {
+        for (int64_t j = 0; j < n; j++) gx[j] = T(A(y[j]) * (A(g[j]) - s));
+      }
+    }
+  });
+}
+
+template <typename T, bool Log>
+void softmax_backward_cols(const T* g0, const T* y0, T* gx0, int64_t outer, int64_t n,
+                           int64_t inner) {
+  using A = acc_t<T>;
+  const int64_t blocks = (inner + kCols - 1) / kCols;
+  int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(n * std::min(inner, kCols), 1));
+  parallel_for(0, outer * blocks, grain, [&](int64_t b, int64_t e) {
+    A s[kCols];
+    for (int64_t t = b; t < e; t++) {
+      const int64_t o = t / blocks, c0 = (t % blocks) * kCols;
+      const int64_t w = std::min(kCols, inner - c0);
+      const int64_t off = o * n * inner + c0;
+      const T* g = g0 + off;
+      const T* y = y0 + off;
+      T* gx = gx0 + off;
+      for (int64_t j = 0; j < w; j++) s[j] = 0;
+      for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < w; j++)
+          s[j] += Log ? A(g[i * inner + j]) : A(g[i * inner + j]) * A(y[i * inner + j]);
+      for (int64_t i = 0; i < n; i++) {
+        const int64_t q = i * inner;
+        if (Log) {
+          for (int64_t j = 0; j < w; j++) gx[q + j] = T(A(g[q + j]) - vm::exp(A(y[q + j])) * s[j]);
+        } else {
+          for (int64_t j = 0; j < w; j++) gx[q + j] = T(A(y[q + j]) * (A(g[q + j]) - s[j]));
+        }
+      }
+    }
+  });
+}
+
+template <typename T, bool Log>
+void softmax_backward(uintptr_t g, uintptr_t y, uintptr_t gx, int64_t outer, int64_t n,
+                      int64_t inner) {
+  if (outer * n * inner == 0) return;
+  if (inner == 1)
+    softmax_backward_rows<T, Log>(ptr<const T>(g), ptr<const T>(y), ptr<T>(gx), outer, n);
+  else
+    softmax_backward_cols<T, Log>(ptr<const T>(g), ptr<const T>(y), ptr<T>(gx), outer, n,
+                                  inner);
+}
+
 }  // namespace
 
 void register_softmax(py::module_& m) {
@@ -139,6 +214,20 @@ void register_softmax(py::module_& m) {
       FW_DISPATCH_FLOAT(dt, "log_softmax", (softmax<scalar_t, true>(x, y, outer, n, inner)));
     } else {
       FW_DISPATCH_FLOAT(dt, "softmax", (softmax<scalar_t, false>(x, y, outer, n, inner)));
+    }
+  });
+  // gx = the gradient of softmax (log: log_softmax) given its output y and the output's
+  // gradient g; all contiguous (outer, n, inner) of one floating dtype
+  m.def("softmax_backward", [](bool log, int dt, uintptr_t g, uintptr_t y, uintptr_t gx,
+                               int64_t outer, int64_t n, int64_t inner) {
+    if (outer < 0 || n < 0 || inner < 0) fail("softmax_backward: negative size");
+    py::gil_scoped_release nogil;
+    if (log) {
+      FW_DISPATCH_FLOAT(dt, "log_softmax_backward",
+                        (softmax_backward<scalar_t, true>(g, y, gx, outer, n, inner)));
+    } else {
+      FW_DISPATCH_FLOAT(dt, "softmax_backward",
+                        (softmax_backward<scalar_t, false>(g, y, gx, outer, n, inner)));
     }
   });
 }

@@ -4,7 +4,9 @@ Tensor.softmax, framework.log_softmax, Tensor.log_softmax).
 The kernels (native/softmax.cpp, framework/kernels/softmax.py) work on contiguous
 (outer, n, inner) data of one floating dtype: a non-contiguous input, or one with a
 ``dtype=`` to convert to, is copied first (PyTorch casts before the op as well). The
-derivatives are formulas over framework ops in ops.yaml, so double backward works.
+backward is an op of its own with a fused kernel (_softmax_backward_data, from the output
+and its gradient); its derivatives are formulas over framework ops in ops.yaml, so double
+backward works.
 """
 from .._tensor import _wrap_dim
 from . import alloc
@@ -60,3 +62,26 @@ def log_softmax(input, dim, dtype=None, *, out=None):
     the input first."""
     return _softmax("log_softmax", True, input, dim, dtype, out)
 
+
+
+def softmax_backward_data(grad_output, output, dim, log):
+    """Gradient of softmax (``log``: log_softmax) along ``dim`` given its ``output`` and
+    the output's gradient: ``output * (g - (g * output).sum(dim))``, or
+    ``g - exp(output) * g.sum(dim)``, in one kernel."""
+    op = "_softmax_backward_data"
+    require_tensor(op, grad_output, "grad_output", 1)
+    require_tensor(op, output, "output", 2)
+    d = _wrap_dim(dim, output.dim(), op, "dim", 3)
+    device = output._storage.device
+    dtype = output.dtype
+    y = output if output.is_contiguous() else convert(output, dtype, device)
+    g = grad_output
+    if g.dtype is not dtype or not g.is_contiguous() or g._shape != y._shape:
+        g = convert(g.expand(y._shape), dtype, device)
+    shape = y._shape
+    n = shape[d] if shape else 1
+    res = alloc.empty(shape, dtype, device)
+    if res.numel():
+        alloc.backend(device).softmax.softmax_backward(log, g, y, res, alloc.numel(shape[:d]),
+                                                       n, alloc.numel(shape[d + 1:]))
+    return res

@@ -14,6 +14,10 @@ Rows (inner == 1): a program takes R rows of up to BN columns at a time ([R, BN]
 so many short rows share a program and a long row is walked in BN-wide tiles. Other dims
 (inner > 1): a program takes BI adjacent columns of one outer slab and walks n in BN-row
 tiles ([BN, BI]), reading contiguous memory along the columns.
+
+Backward, from the output y and its gradient g, in the same tiles: softmax's
+gx = y * (g - sum(g * y)), log_softmax's gx = g - exp(y) * sum(g); a row that fits in one
+tile is read once, a longer one twice (sum, then write).
 """
 import triton
 import triton.language as tl
@@ -143,3 +147,101 @@ def softmax(log, x, y, outer, n, inner):
         bn = min(_pow2(n, _MIN_BLOCK), max(TILE // bi, _MIN_BLOCK))
         _cols_kernel[(outer, triton.cdiv(inner, bi))](x, y, n, inner, LOG=bool(log), ACC=acc,
                                                       BN=bn, BI=bi, ONE=n <= bn)
+
+
+@triton.jit
+def _bwd_term(g, y, LOG: tl.constexpr):
+    if LOG:
+        t = g
+    else:
+        t = g * y
+    return t
+
+
+@triton.jit
+def _bwd_out(g, y, s, LOG: tl.constexpr):
+    if LOG:
+        out = g - tl.exp(y) * s
+    else:
+        out = y * (g - s)
+    return out
+
+
+@triton.jit
+def _bwd_rows_kernel(g, y, gx, rows, n, LOG: tl.constexpr, ACC: tl.constexpr, R: tl.constexpr,
+                     BN: tl.constexpr, ONE: tl.constexpr):
+    r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
+    rmask = r < rows
+    cols = tl.arange(0, BN).to(tl.int64)
+    base = r * n
+    if ONE:
+        mask = rmask[:, None] & (cols < n)[None, :]
+        off = base[:, None] + cols[None, :]
+        gv = tl.load(g + off, mask=mask, other=0).to(ACC)
+        yv = tl.load(y + off, mask=mask, other=0).to(ACC)
+        s = tl.sum(_bwd_term(gv, yv, LOG), axis=1)
+        tl.store(gx + off, _down(_bwd_out(gv, yv, s[:, None], LOG), gx.dtype.element_ty),
+                 mask=mask)
+    else:
+        s = tl.zeros([R], ACC)
+        for c0 in range(0, n, BN):
+            c = c0 + cols
+            mask = rmask[:, None] & (c < n)[None, :]
+            off = base[:, None] + c[None, :]
+            gv = tl.load(g + off, mask=mask, other=0).to(ACC)
+            yv = tl.load(y + off, mask=mask, other=0).to(ACC)
+            s += tl.sum(_bwd_term(gv, yv, LOG), axis=1)
+        for c0 in range(0, n, BN):
+            c = c0 + cols
+            mask = rmask[:, None] & (c < n)[None, :]
+            off = base[:, None] + c[None, :]
+            gv = tl.load(g + off, mask=mask, other=0).to(ACC)
+            yv = tl.load(y + off, mask=mask, other=0).to(ACC)
+            tl.store(gx + off, _down(_bwd_out(gv, yv, s[:, None], LOG), gx.dtype.element_ty),
+                     mask=mask)
+
+
+@triton.jit
+def _bwd_cols_kernel(g, y, gx, n, inner, LOG: tl.constexpr, ACC: tl.constexpr,
+                     BN: tl.constexpr, BI: tl.constexpr):
+    o = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1).to(tl.int64) * BI + tl.arange(0, BI).to(tl.int64)
+    cmask = cols < inner
+    base = o * n * inner
+    rows = tl.arange(0, BN).to(tl.int64)
+    s = tl.zeros([BI], ACC)
+    for i0 in range(0, n, BN):
+        ri = i0 + rows
+        mask = (ri < n)[:, None] & cmask[None, :]
+        off = base + ri[:, None] * inner + cols[None, :]
+        gv = tl.load(g + off, mask=mask, other=0).to(ACC)
+        yv = tl.load(y + off, mask=mask, other=0).to(ACC)
+        s += tl.sum(_bwd_term(gv, yv, LOG), axis=0)
+    for i0 in range(0, n, BN):
+        ri = i0 + rows
+        mask = (ri < n)[:, None] & cmask[None, :]
+        off = base + ri[:, None] * inner + cols[None, :]
+        gv = tl.load(g + off, mask=mask, other=0).to(ACC)
+        yv = tl.load(y + off, mask=mask, other=0).to(ACC)
+        tl.store(gx + off, _down(_bwd_out(gv, yv, s[None, :], LOG), gx.dtype.element_ty),
+                 mask=mask)
+
+
+def softmax_backward(log, g, y, gx, outer, n, inner):
+    """gx = gradient of softmax (``log``: log_softmax) along n of contiguous (outer, n,
+    inner) tensors, from its output y and the output's gradient g (one floating dtype)."""
+    _require_float(y, log)
+    if outer * n * inner == 0:
+        return
+    acc = tl.float64 if y.dtype.name == "float64" else tl.float32
+    if inner == 1:
+        bn = min(_pow2(n, _MIN_BLOCK), TILE)
+        r = max(1, min(TILE // bn, _pow2(outer)))
+        _bwd_rows_kernel[(triton.cdiv(outer, r),)](g, y, gx, outer, n, LOG=bool(log), ACC=acc,
+                                                   R=r, BN=bn, ONE=n <= bn,
+                                                   num_warps=8 if r * bn > 2048 else 4)
+    else:
+        bi = min(_pow2(inner, _MIN_BLOCK), 64)
+        bn = min(_pow2(n, _MIN_BLOCK), max(TILE // bi, _MIN_BLOCK))
+        _bwd_cols_kernel[(outer, triton.cdiv(inner, bi))](g, y, gx, n, inner, LOG=bool(log),
+                                                          ACC=acc, BN=bn, BI=bi)

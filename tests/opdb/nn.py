@@ -30,6 +30,23 @@ def _softmax_case(name, log):
     return [Case(fn)]
 
 
+def _softmax_backward_case():
+    def fn(fw, device):
+        out = []
+        rng = np.random.default_rng(1)
+        for shape, d in [((), 0), ((3, 5), 1), ((3, 5), 0), ((2, 3, 4), 1), ((2, 1300), 1)]:
+            for log in (False, True):
+                t = fw.tensor(rng.standard_normal(shape) * 3, dtype=fw.float32, device=device)
+                g = fw.tensor(rng.standard_normal(shape), dtype=fw.float32, device=device)
+                y = (fw.log_softmax if log else fw.softmax)(t, d)
+                yn, gn = to_np(y).astype(np.float64), to_np(g).astype(np.float64)
+                ref = (gn - np.exp(yn) * gn.sum(axis=d, keepdims=True) if log else
+                       yn * (gn - (gn * yn).sum(axis=d, keepdims=True)))
+                out.append((fw._softmax_backward_data(g, y, d, log), ref))
+        return out
+    return [Case(fn)]
+
+
 def _windows(size, out, k, s, p, d, adaptive):
     res = []
     for o in range(out):
@@ -90,6 +107,7 @@ def _adaptive_max_case(nd):
 CASES = {
     "softmax": _softmax_case("softmax", False),
     "log_softmax": _softmax_case("log_softmax", True),
+    "_softmax_backward_data": _softmax_backward_case(),
     **{f"nn.functional.max_pool{n}d_with_indices": _max_pool_case(n) for n in (1, 2, 3)},
     **{f"nn.functional.adaptive_max_pool{n}d_with_indices": _adaptive_max_case(n)
        for n in (1, 2, 3)},

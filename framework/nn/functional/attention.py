@@ -1,13 +1,16 @@
 """Attention: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``.
 
-Both are composites of framework ops (matmul, softmax, masked_fill, ...), so autograd
-differentiates them through the op table. The flash-attention kernels of the
-fused-kernels issue will replace the body of ``scaled_dot_product_attention``.
+``scaled_dot_product_attention`` brings its arguments to the 4-D layout of the fused
+flash-attention op ``_fused_sdpa`` (framework/_ops/attention.py), whose derivative is its
+backward kernel. ``multi_head_attention_forward`` projects, then calls it when no attention
+weights are asked for (otherwise it is a composite that forms the weights).
 """
 import math
 import warnings
 
 import framework
+from framework import random as _random
+from framework._ops import attention as _attention_ops
 from framework._ops.pointwise import cpp_type_name, type_name
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -77,27 +80,33 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     returns ``(N, ..., Hq, L, Ev)``. ``attn_mask`` broadcasts to ``(N, ..., Hq, L, S)``: a
     bool mask marks with True the positions that take part, a float mask is added to the
     scores. ``is_causal`` masks with a top-left aligned lower triangle. ``scale`` defaults
-    to ``1/sqrt(E)``. ``enable_gqa`` repeats the key/value heads to the query's ``Hq``.
+    to ``1/sqrt(E)``. ``enable_gqa`` lets each key/value head serve ``Hq / H`` query heads.
     Rows where every position is masked out give zeros (as PyTorch's CPU kernels do).
     Dropout with ``dropout_p`` is always applied when ``dropout_p > 0`` (this function
-    knows no training flag). float16/bfloat16 inputs are computed in float32.
+    knows no training flag). Computed by the fused flash-attention op (``_fused_sdpa``):
+    float16/bfloat16 inputs accumulate in float32, and the L x S scores are never stored.
     """
     _check_sdpa_inputs(query, key, value, attn_mask, is_causal)
-    out_dtype = query.dtype
-    if out_dtype in (framework.float16, framework.bfloat16):
-        query, key, value = query.float(), key.float(), value.float()
-    if enable_gqa and query.dim() >= 3:
+    if enable_gqa and query.dim() < 3:
+        key.size(-3)   # raises PyTorch's IndexError for 2-D inputs
+    L, E = query.size(-2), query.size(-1)
+    S, Ev = key.size(-2), value.size(-1)
+    if enable_gqa:
         hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
         if hq % hk != 0 or hq % hv != 0:
             raise RuntimeError("Number of heads in key and value must divide the number of "
                                "heads in ")
-        key = _repeat_heads(key, hq // hk)
-        value = _repeat_heads(value, hq // hv)
-    elif enable_gqa:
-        key.size(-3)   # raises PyTorch's IndexError for 2-D inputs
-    L, E = query.size(-2), query.size(-1)
-    S = key.size(-2)
-    batch = framework.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+        if hk != hv:
+            key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
+            hk = hq
+        outer = tuple(framework.broadcast_shapes(query.shape[:-3], key.shape[:-3],
+                                                 value.shape[:-3]))
+        batch = outer + (hq,)
+    else:
+        batch = tuple(framework.broadcast_shapes(query.shape[:-2], key.shape[:-2],
+                                                 value.shape[:-2]))
+        outer = batch[:-1]
+        hq = hk = batch[-1] if batch else 1
     if key.size(-1) != E:
         raise RuntimeError(
             "Expected size for first two dimensions of batch2 tensor to be: "
@@ -106,36 +115,30 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(
             "Expected size for first two dimensions of batch2 tensor to be: "
             f"[{_batch_numel(batch)}, {S}] but got: [{_batch_numel(batch)}, {value.size(-2)}].")
-    scale_factor = 1.0 / math.sqrt(E) if scale is None else scale
-
-    scores = framework.matmul(query, key.transpose(-2, -1)) * scale_factor
-    if is_causal:
-        attn_mask = framework.ones(L, S, dtype=framework.bool, device=query.device).tril()
-    masked_rows = None
+    if dropout_p > 1.0 or dropout_p < 0.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
+                           f"{dropout_p}")
+    scale_factor = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    Z = _batch_numel(outer)
+    q = query.expand(outer + (hq, L, E)).reshape(Z, hq, L, E)
+    k = key.expand(outer + (hk, S, E)).reshape(Z, hk, S, E)
+    v = value.expand(outer + (hk, S, Ev)).reshape(Z, hk, S, Ev)
     if attn_mask is not None:
-        target = framework.broadcast_shapes(scores.shape, attn_mask.shape)
-        if tuple(target) != tuple(scores.shape):
-            raise RuntimeError(
-                f"output with shape {list(scores.shape)} doesn't match the broadcast shape "
-                f"{list(target)}")
-        if attn_mask.dtype == framework.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), _NEG_INF)
-        else:
-            scores = scores + attn_mask.to(scores.dtype)
-        # A row with every score at -inf would give NaN: softmax it as zeros instead, with
-        # no gradient (PyTorch's "safe softmax").
-        masked_rows = (scores == _NEG_INF).all(-1, keepdim=True)
-        scores = scores.masked_fill(masked_rows, 0.0)
-    attn = _softmax(scores, -1)
-    if masked_rows is not None:
-        attn = attn.masked_fill(masked_rows, 0.0)
+        scores = outer + (hq, L, S)
+        target = tuple(framework.broadcast_shapes(scores, attn_mask.shape))
+        if target != scores:
+            raise RuntimeError(f"output with shape {list(scores)} doesn't match the broadcast "
+                               f"shape {list(target)}")
+        if attn_mask.dtype != framework.bool:
+            attn_mask = attn_mask.to(_attention_ops.acc_dtype(query.dtype))
+        attn_mask = attn_mask.expand(scores).reshape(Z, hq, L, S)
+    seed = offset = 0
     if dropout_p > 0.0:
-        if dropout_p > 1.0:
-            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
-                               f"{dropout_p}")
-        attn = _dropout(attn, dropout_p)
-    out = framework.matmul(attn, value)
-    return out if out.dtype == out_dtype else out.to(out_dtype)
+        n = Z * hq * L * S
+        seed, offset = _random.resolve(None, query._storage.device)._take(n)
+    out, _ = framework._fused_sdpa([q, k, v], attn_mask, float(dropout_p), bool(is_causal),
+                                   scale_factor, seed, offset)
+    return out.reshape(batch + (L, Ev))
 
 
 # -- multi-head attention --------------------------------------------------------------------

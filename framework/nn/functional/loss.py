@@ -251,30 +251,32 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     r"""Cross entropy between logits ``input`` (class dim 1, or 0 if unbatched) and
-    ``target``: class indices (as :func:`nll_loss` of ``log_softmax``), or class
-    probabilities of ``input``'s shape; ``label_smoothing`` mixes the target with the
-    uniform distribution."""
-    import framework.nn.functional as F
+    ``target``: class indices (as :func:`nll_loss` of ``log_softmax``, computed by one
+    fused op that never stores the probabilities), or class probabilities of ``input``'s
+    shape; ``label_smoothing`` mixes the target with the uniform distribution."""
     reduction = resolve_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing:g}")
     cdim = 1 if input.dim() >= 2 else 0
-    logp = F.log_softmax(input, cdim)
     n_classes = input.shape[cdim] if input.dim() > 0 else 1
     if input.shape == target.shape:
-        return _cross_entropy_probs(logp, target, weight, ignore_index, reduction,
-                                    label_smoothing, cdim, n_classes)
+        import framework.nn.functional as F
+        return _cross_entropy_probs(F.log_softmax(input, cdim), target, weight, ignore_index,
+                                    reduction, label_smoothing, cdim, n_classes)
     check_no_grad_arg("nll_loss_forward", "weight", weight)
-    loss, w, keep = _nll_parts(logp, target, weight, ignore_index)
-    if label_smoothing > 0:
-        wview = logp if weight is None else logp * _class_view(weight, logp.dim(), cdim)
-        smooth = -wview.sum(cdim)
-        smooth = fw.where(keep, smooth, fw.zeros_like(smooth))
-        loss = (1 - label_smoothing) * loss + (label_smoothing / n_classes) * smooth
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return reduce_loss(loss, reduction)
+    _check_nll_shapes(input, target)
+    if target.dtype not in (fw.int64, fw.uint8):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{type_name(target.dtype)}")
+    _check_class_weight(weight, n_classes, input)
+    loss = fw._cross_entropy_loss(input, target, weight, reduction, ignore_index,
+                                  float(label_smoothing))[0]
+    # the kernels compute 16-bit logits in float32; under autocast the loss stays float32
+    # (PyTorch's log_softmax runs in float32 there), otherwise it has the input's dtype
+    if loss.dtype is not input.dtype and not fw.is_autocast_enabled(input.device.type):
+        loss = loss.to(input.dtype)
+    return loss
 
 
 def _class_view(weight, ndim, cdim):

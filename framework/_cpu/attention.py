@@ -1,0 +1,67 @@
+"""CPU launchers: scaled dot-product attention (native/attention.cpp), the same launchers
+as framework/kernels/attention.py. The native kernels compute in float32 or float64:
+16-bit inputs are converted to float32 first and the results converted back."""
+from .. import _C, _dtype
+from . import copy as _copy
+
+_HALF = ("float16", "bfloat16")
+
+
+def _mask_args(mask):
+    if mask is None:
+        return 0, 0, []
+    kind = 1 if mask.dtype is _dtype.bool else 2
+    return mask.data_ptr(), kind, list(mask.stride())
+
+
+def _dims(q, k, v):
+    Z, Hq, Lq, D = q.shape
+    return [Z, Hq, k.shape[1], Lq, k.shape[2], D, v.shape[3]]
+
+
+def _f32(t):
+    if t.dtype.name not in _HALF:
+        return t
+    from .._ops import alloc
+    res = alloc.empty(t._shape, _dtype.float32, t._storage.device)
+    _copy.copy(res, t, t._stride)
+    return res
+
+
+def _back(dst, src):
+    if src is not dst:
+        _copy.copy(dst, src, src._stride)
+
+
+def sdpa_forward(q, k, v, mask, out, lse, scale, causal, dropout_p, seed, offset):
+    """out (Z, Hq, Lq, Dv) and lse (Z, Hq, Lq) of softmax(q k^T * scale + mask) v."""
+    if out.numel() == 0:
+        return
+    res = _f32(out)
+    q, k, v = _f32(q), _f32(k), _f32(v)
+    mp, kind, ms = _mask_args(mask)
+    _C.sdpa_forward(q.dtype.code, q.data_ptr(), k.data_ptr(), v.data_ptr(), mp, kind, ms,
+                    res.data_ptr(), lse.data_ptr(), _dims(q, k, v), float(scale), bool(causal),
+                    float(dropout_p), int(seed), int(offset))
+    _back(out, res)
+
+
+def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, dropout_p, seed,
+                  offset):
+    """dq, dk, dv of sdpa_forward given dout (all contiguous, of q's dtype)."""
+    q, k, v, out, dout = _f32(q), _f32(k), _f32(v), _f32(out), _f32(dout)
+    rq, rk, rv = _f32(dq), _f32(dk), _f32(dv)
+    mp, kind, ms = _mask_args(mask)
+    _C.sdpa_backward(q.dtype.code, q.data_ptr(), k.data_ptr(), v.data_ptr(), mp, kind, ms,
+                     out.data_ptr(), lse.data_ptr(), dout.data_ptr(), rq.data_ptr(),
+                     rk.data_ptr(), rv.data_ptr(), _dims(q, k, v), float(scale), bool(causal),
+                     float(dropout_p), int(seed), int(offset))
+    _back(dq, rq)
+    _back(dk, rk)
+    _back(dv, rv)
+
+
+def sdpa_dropout_mask(keep, dropout_p, seed, offset):
+    """keep (contiguous bool, element i = (zh * Lq + r) * Lk + c): the dropout keep mask."""
+    _C.sdpa_dropout_mask(keep.data_ptr(), keep.numel(), float(dropout_p), int(seed),
+                         int(offset))

@@ -1,0 +1,346 @@
+"""Attention kernels (Triton): flash attention forward and backward, the cuda side of
+native/attention.cpp with the same launchers and semantics.
+
+Layout: q (Z, Hq, Lq, D), k (Z, Hkv, Lk, D), v (Z, Hkv, Lk, Dv), out/dout (Z, Hq, Lq, Dv)
+contiguous, of one floating dtype; query head h reads key/value head h // (Hq // Hkv).
+lse (Z, Hq, Lq) holds each row's log-sum-exp of the scaled, masked scores in the compute
+dtype (float32, float64 for float64 inputs); +inf for a row whose keys are all masked out,
+whose output is 0 (as PyTorch) and whose probabilities exp(s - lse) are 0 in the backward.
+The mask is read per tile through 4 strides over (Z, Hq, Lq, Lk) (0 where it broadcasts):
+bool (True = attend) or additive. Causal keeps key j for query i when j <= i (top-left).
+
+Forward: a program takes BM query rows of one head and walks the key blocks with an online
+softmax (running max and sum; the output accumulator rescaled when the max moves), so the
+Lq x Lk scores never exist in memory. Backward: delta = rowsum(dO * O) first; then one
+kernel per key block (dK, dV, looping over the query blocks of every query head sharing
+that key head) and one per query block (dQ, looping over key blocks), each recomputing
+P = exp(s - lse) tile by tile.
+
+Dropout keeps score (zh, i, j) when uint_to_uniform_float of the first Philox word of
+counter offset + (zh * Lq + i) * Lk + j is >= p (the stream native/attention.cpp uses),
+regenerated in the backward; kept probabilities are scaled by 1 / (1 - p).
+"""
+import os
+
+import triton
+import triton.language as tl
+
+from .pointwise import _down
+
+_NONE, _BOOL, _ADD = 0, 1, 2
+# The interpreter's tl.dot cannot multiply bfloat16 (NumPy has no such type): upcast there.
+_UPCAST_BF16 = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
+
+
+def _pow2(n, lo=16):
+    p = lo
+    while p < n:
+        p *= 2
+    return p
+
+
+def _interpreting():
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
+def _blocks(d, backward):
+    """(BM, BN, num_warps): small tiles under the interpreter (same code, fast tests)."""
+    if _interpreting():
+        return 16, 16, 4
+    if backward:
+        return (64, 64, 4) if d <= 64 else (64, 32, 8)
+    return (128, 64, 4) if d <= 64 else (128, 32, 8)
+
+
+@triton.jit
+def _dot(a, b, IEEE: tl.constexpr):
+    if _UPCAST_BF16 and a.dtype == tl.bfloat16:
+        a = a.to(tl.float32)
+        b = b.to(tl.float32)
+    if IEEE:
+        r = tl.dot(a, b, input_precision="ieee")
+    else:
+        r = tl.dot(a, b)
+    return r
+
+
+@triton.jit
+def _acc(x, acc_t: tl.constexpr):
+    """A scalar argument as acc_t (the interpreter passes plain Python floats)."""
+    return (x * tl.full([], 1, acc_t)).to(acc_t)
+
+
+@triton.jit
+def _scores(q, kt, scale, m_ptr, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n, Lq, Lk,
+            MASK: tl.constexpr, CAUSAL: tl.constexpr, IEEE: tl.constexpr):
+    """Scaled, masked scores of a (BM, BN) tile (fp32/fp64) and where they are valid."""
+    s = _dot(q, kt, IEEE).to(scale.dtype) * scale
+    valid = (offs_m[:, None] < Lq) & (offs_n[None, :] < Lk)
+    if MASK != 0:
+        mp = m_ptr + z.to(tl.int64) * ms0 + h.to(tl.int64) * ms1 + \
+            offs_m[:, None].to(tl.int64) * ms2 + offs_n[None, :].to(tl.int64) * ms3
+        if MASK == 1:
+            mv = tl.load(mp, mask=valid, other=0)
+            valid = valid & (mv != 0)
+        else:
+            s = s + tl.load(mp, mask=valid, other=0).to(s.dtype)
+    if CAUSAL:
+        valid = valid & (offs_n[None, :] <= offs_m[:, None])
+    s = tl.where(valid, s, float("-inf"))
+    return s, valid
+
+
+@triton.jit
+def _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p):
+    ctr = offset + ((zh.to(tl.int64) * Lq + offs_m[:, None].to(tl.int64)) * Lk +
+                    offs_n[None, :].to(tl.int64)).to(tl.uint64)
+    w0, _, _, _ = tl.randint4x(seed, ctr)
+    return tl.random.uint_to_uniform_float(w0) >= p
+
+
+@triton.jit
+def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV, ms0, ms1, ms2, ms3,
+                seed: tl.uint64, offset: tl.uint64, p: tl.float32,
+                keep_scale: tl.float64,
+                MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
+                IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
+                BDV: tl.constexpr):
+    pid = tl.program_id(0)
+    zh = tl.program_id(1)
+    z = zh // Hq
+    h = zh % Hq
+    zk = z * Hkv + h // (Hq // Hkv)
+    offs_m = pid * BM + tl.arange(0, BM)
+    offs_d = tl.arange(0, BD)
+    offs_dv = tl.arange(0, BDV)
+    q_rows = zh.to(tl.int64) * Lq + offs_m
+    q = tl.load(Q + q_rows[:, None] * D + offs_d[None, :],
+                mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D), other=0)
+    acc_t = LSE.dtype.element_ty
+    m_i = tl.full([BM], float("-inf"), acc_t)
+    l_i = tl.zeros([BM], acc_t)
+    acc = tl.zeros([BM, BDV], acc_t)
+    hi = Lk
+    if CAUSAL:
+        hi = tl.minimum(Lk, (pid + 1) * BM)
+    for start in range(0, hi, BN):
+        offs_n = start + tl.arange(0, BN)
+        k_rows = zk.to(tl.int64) * Lk + offs_n
+        kt = tl.load(K + k_rows[None, :] * D + offs_d[:, None],
+                     mask=(offs_n[None, :] < Lk) & (offs_d[:, None] < D), other=0)
+        s, valid = _scores(q, kt, _acc(scale, acc_t), M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
+                           Lq, Lk, MASK, CAUSAL, IEEE)
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        ref = tl.where(m_new == float("-inf"), 0, m_new)   # exp(-inf - 0) = 0, not NaN
+        alpha = tl.exp(m_i - ref)
+        pr = tl.where(valid, tl.exp(s - ref[:, None]), 0)
+        l_i = l_i * alpha + tl.sum(pr, 1)
+        if DROP:
+            keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
+            pr = tl.where(keep, pr * _acc(keep_scale, acc_t), 0)
+        v = tl.load(V + k_rows[:, None] * DV + offs_dv[None, :],
+                    mask=(offs_n[:, None] < Lk) & (offs_dv[None, :] < DV), other=0)
+        acc = acc * alpha[:, None] + _dot(_down(pr, v.dtype), v, IEEE).to(acc_t)
+        m_i = m_new
+    out = tl.where(l_i[:, None] > 0, acc / tl.where(l_i > 0, l_i, 1)[:, None], 0)
+    tl.store(O + q_rows[:, None] * DV + offs_dv[None, :], _down(out, O.dtype.element_ty),
+             mask=(offs_m[:, None] < Lq) & (offs_dv[None, :] < DV))
+    lse = tl.where(l_i > 0, m_i + tl.log(tl.where(l_i > 0, l_i, 1)), float("inf"))
+    tl.store(LSE + q_rows, lse, mask=offs_m < Lq)
+
+
+@triton.jit
+def _delta_kernel(O, DO, DELTA, Lq, DV, BM: tl.constexpr, BDV: tl.constexpr):
+    rows = tl.program_id(1).to(tl.int64) * Lq + tl.program_id(0) * BM + tl.arange(0, BM)
+    in_rows = tl.program_id(0) * BM + tl.arange(0, BM) < Lq
+    offs = tl.arange(0, BDV)
+    msk = in_rows[:, None] & (offs[None, :] < DV)
+    acc_t = DELTA.dtype.element_ty
+    o = tl.load(O + rows[:, None] * DV + offs[None, :], mask=msk, other=0).to(acc_t)
+    do = tl.load(DO + rows[:, None] * DV + offs[None, :], mask=msk, other=0).to(acc_t)
+    tl.store(DELTA + rows, tl.sum(o * do, 1), mask=in_rows)
+
+
+@triton.jit
+def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
+                 ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64, p: tl.float32,
+                 keep_scale: tl.float64,
+                 MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
+                 IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
+                 BDV: tl.constexpr):
+    pid = tl.program_id(0)
+    zk = tl.program_id(1)
+    z = zk // Hkv
+    hk = zk % Hkv
+    group = Hq // Hkv
+    offs_n = pid * BN + tl.arange(0, BN)
+    offs_d = tl.arange(0, BD)
+    offs_dv = tl.arange(0, BDV)
+    k_rows = zk.to(tl.int64) * Lk + offs_n
+    n_in = offs_n < Lk
+    k = tl.load(K + k_rows[:, None] * D + offs_d[None, :],
+                mask=n_in[:, None] & (offs_d[None, :] < D), other=0)
+    v = tl.load(V + k_rows[:, None] * DV + offs_dv[None, :],
+                mask=n_in[:, None] & (offs_dv[None, :] < DV), other=0)
+    acc_t = LSE.dtype.element_ty
+    sc = _acc(scale, acc_t)
+    dk = tl.zeros([BN, BD], acc_t)
+    dv = tl.zeros([BN, BDV], acc_t)
+    lo = 0
+    if CAUSAL:
+        lo = (pid * BN) // BM * BM      # rows above the first key of the block see none
+    for g in range(0, group):
+        h = hk * group + g
+        zh = z * Hq + h
+        for start in range(lo, Lq, BM):
+            offs_m = start + tl.arange(0, BM)
+            q_rows = zh.to(tl.int64) * Lq + offs_m
+            m_in = offs_m < Lq
+            q = tl.load(Q + q_rows[:, None] * D + offs_d[None, :],
+                        mask=m_in[:, None] & (offs_d[None, :] < D), other=0)
+            do = tl.load(DO + q_rows[:, None] * DV + offs_dv[None, :],
+                         mask=m_in[:, None] & (offs_dv[None, :] < DV), other=0)
+            lse = tl.load(LSE + q_rows, mask=m_in, other=float("inf"))
+            delta = tl.load(DELTA + q_rows, mask=m_in, other=0)
+            s, valid = _scores(q, tl.trans(k), sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
+                               Lq, Lk, MASK, CAUSAL, IEEE)
+            pr = tl.where(valid, tl.exp(s - lse[:, None]), 0)
+            dp = _dot(do, tl.trans(v), IEEE).to(acc_t)
+            if DROP:
+                keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
+                pd = tl.where(keep, pr * _acc(keep_scale, acc_t), 0)
+                dp = tl.where(keep, dp * _acc(keep_scale, acc_t), 0)
+            else:
+                pd = pr
+            dv += _dot(_down(tl.trans(pd), do.dtype), do, IEEE).to(acc_t)
+            ds = pr * (dp - delta[:, None])
+            dk += _dot(_down(tl.trans(ds), q.dtype), q, IEEE).to(acc_t)
+    tl.store(DK + k_rows[:, None] * D + offs_d[None, :], _down(dk * sc, DK.dtype.element_ty),
+             mask=n_in[:, None] & (offs_d[None, :] < D))
+    tl.store(DV_ + k_rows[:, None] * DV + offs_dv[None, :], _down(dv, DV_.dtype.element_ty),
+             mask=n_in[:, None] & (offs_dv[None, :] < DV))
+
+
+@triton.jit
+def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
+               ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64, p: tl.float32,
+                 keep_scale: tl.float64,
+               MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
+               IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
+               BDV: tl.constexpr):
+    pid = tl.program_id(0)
+    zh = tl.program_id(1)
+    z = zh // Hq
+    h = zh % Hq
+    zk = z * Hkv + h // (Hq // Hkv)
+    offs_m = pid * BM + tl.arange(0, BM)
+    offs_d = tl.arange(0, BD)
+    offs_dv = tl.arange(0, BDV)
+    q_rows = zh.to(tl.int64) * Lq + offs_m
+    m_in = offs_m < Lq
+    q = tl.load(Q + q_rows[:, None] * D + offs_d[None, :],
+                mask=m_in[:, None] & (offs_d[None, :] < D), other=0)
+    do = tl.load(DO + q_rows[:, None] * DV + offs_dv[None, :],
+                 mask=m_in[:, None] & (offs_dv[None, :] < DV), other=0)
+    acc_t = LSE.dtype.element_ty
+    sc = _acc(scale, acc_t)
+    lse = tl.load(LSE + q_rows, mask=m_in, other=float("inf"))
+    delta = tl.load(DELTA + q_rows, mask=m_in, other=0)
+    dq = tl.zeros([BM, BD], acc_t)
+    hi = Lk
+    if CAUSAL:
+        hi = tl.minimum(Lk, (pid + 1) * BM)
+    for start in range(0, hi, BN):
+        offs_n = start + tl.arange(0, BN)
+        k_rows = zk.to(tl.int64) * Lk + offs_n
+        n_in = offs_n < Lk
+        k = tl.load(K + k_rows[:, None] * D + offs_d[None, :],
+                    mask=n_in[:, None] & (offs_d[None, :] < D), other=0)
+        vt = tl.load(V + k_rows[None, :] * DV + offs_dv[:, None],
+                     mask=n_in[None, :] & (offs_dv[:, None] < DV), other=0)
+        s, valid = _scores(q, tl.trans(k), sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
+                           Lq, Lk, MASK, CAUSAL, IEEE)
+        pr = tl.where(valid, tl.exp(s - lse[:, None]), 0)
+        dp = _dot(do, vt, IEEE).to(acc_t)
+        if DROP:
+            keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
+            dp = tl.where(keep, dp * _acc(keep_scale, acc_t), 0)
+        ds = pr * (dp - delta[:, None])
+        dq += _dot(_down(ds, k.dtype), k, IEEE).to(acc_t)
+    tl.store(DQ + q_rows[:, None] * D + offs_d[None, :], _down(dq * sc, DQ.dtype.element_ty),
+             mask=m_in[:, None] & (offs_d[None, :] < D))
+
+
+@triton.jit
+def _dropout_mask_kernel(KEEP, n, seed: tl.uint64, offset: tl.uint64, p: tl.float32,
+                         BLOCK: tl.constexpr):
+    idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    w0, _, _, _ = tl.randint4x(seed, offset + idx.to(tl.uint64))
+    tl.store(KEEP + idx, tl.random.uint_to_uniform_float(w0) >= p, mask=idx < n)
+
+
+def _mask_args(q, mask):
+    if mask is None:
+        return q, _NONE, (0, 0, 0, 0)
+    kind = _BOOL if mask.dtype.name == "bool" else _ADD
+    return mask, kind, tuple(mask.stride())
+
+
+def _dims(q, k, v):
+    Z, Hq, Lq, D = q.shape
+    return Z, Hq, k.shape[1], Lq, k.shape[2], D, v.shape[3]
+
+
+def _common(q, mask, scale, causal, dropout_p, seed, offset):
+    m, kind, ms = _mask_args(q, mask)
+    ieee = q.dtype.name in ("float32", "float64")
+    sc = float(scale)
+    return m, ms, dict(MASK=kind, CAUSAL=bool(causal), DROP=dropout_p > 0, IEEE=ieee), \
+        (int(seed), int(offset), float(dropout_p),
+         1.0 / (1.0 - dropout_p) if dropout_p < 1 else 0.0), sc
+
+
+def sdpa_forward(q, k, v, mask, out, lse, scale, causal, dropout_p, seed, offset):
+    """out (Z, Hq, Lq, Dv) and lse (Z, Hq, Lq) of softmax(q k^T * scale + mask) v."""
+    Z, Hq, Hkv, Lq, Lk, D, Dv = _dims(q, k, v)
+    if out.numel() == 0:
+        return
+    m, ms, flags, rng, sc = _common(q, mask, scale, causal, dropout_p, seed, offset)
+    bm, bn, warps = _blocks(max(D, Dv), False)
+    grid = (triton.cdiv(Lq, bm), Z * Hq)
+    _fwd_kernel[grid](q, k, v, m, out, lse, sc, Hq, Hkv, Lq, Lk, D, Dv, *ms, *rng,
+                      BM=bm, BN=bn, BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps, **flags)
+
+
+def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, dropout_p, seed,
+                  offset):
+    """dq, dk, dv of sdpa_forward given dout (all contiguous, of q's dtype)."""
+    from .._ops import alloc
+    Z, Hq, Hkv, Lq, Lk, D, Dv = _dims(q, k, v)
+    if Lk == 0 or Lq == 0:
+        for t in (dq, dk, dv):
+            if t.numel():
+                t.zero_()
+        return
+    m, ms, flags, rng, sc = _common(q, mask, scale, causal, dropout_p, seed, offset)
+    bm, bn, warps = _blocks(max(D, Dv), True)
+    delta = alloc.empty(tuple(lse.shape), lse.dtype, lse._storage.device)
+    _delta_kernel[(triton.cdiv(Lq, bm), Z * Hq)](out, dout, delta, Lq, Dv, BM=bm,
+                                                 BDV=_pow2(Dv))
+    s = sc
+    _dkdv_kernel[(triton.cdiv(Lk, bn), Z * Hkv)](q, k, v, m, dout, lse, delta, dk, dv, s, Hq,
+                                                 Hkv, Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
+                                                 BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
+                                                 **flags)
+    _dq_kernel[(triton.cdiv(Lq, bm), Z * Hq)](q, k, v, m, dout, lse, delta, dq, s, Hq, Hkv,
+                                              Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
+                                              BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
+                                              **flags)
+
+
+def sdpa_dropout_mask(keep, dropout_p, seed, offset):
+    """keep (contiguous bool, element i = (zh * Lq + r) * Lk + c): the dropout keep mask."""
+    n = keep.numel()
+    if n:
+        _dropout_mask_kernel[(triton.cdiv(n, 1024),)](keep, n, int(seed), int(offset),
+                                                      float(dropout_p), BLOCK=1024)
