@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "common.h"
+#include "philox.h"
 #include "parallel.h"
 #include "pointwise_vmath.h"
 
@@ -55,26 +56,8 @@ inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, i
                     (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
 }
 
-inline uint32_t philox_w0(uint64_t seed, uint64_t ctr) {
-  uint32_t c0 = (uint32_t)ctr, c1 = (uint32_t)(ctr >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-  for (int r = 0; r < 10; r++) {
-    const uint64_t pa = (uint64_t)0xD2511F53u * c0;
-    const uint64_t pb = (uint64_t)0xCD9E8D57u * c2;
-    const uint32_t n0 = (uint32_t)(pb >> 32) ^ c1 ^ k0;
-    const uint32_t n2 = (uint32_t)(pa >> 32) ^ c3 ^ k1;
-    c1 = (uint32_t)pb;
-    c3 = (uint32_t)pa;
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return c0;
-}
-
 inline bool keep_of(uint64_t seed, uint64_t ctr, float p) {
-  int32_t x = (int32_t)philox_w0(seed, ctr);
+  int32_t x = (int32_t)philox(seed, ctr).w0;
   if (x < 0) x = ~x;
   return (float)x * 4.6566127342e-10f >= p;   // compared in float, as Triton
 }
