@@ -26,16 +26,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
-
-TILE = 4096        # elements per program tile
-_MIN_BLOCK = 16
-
-
-def _pow2(n, lo=1):
-    p = lo
-    while p < n:
-        p *= 2
-    return p
+from .softmax import _MIN_BLOCK, TILE, _pow2  # noqa: F401  (the row tiling of softmax)
 
 
 @triton.jit
