@@ -5,5 +5,6 @@ from . import softmax, pool  # noqa: F401
 from . import conv  # noqa: F401
 from . import optim  # noqa: F401
 from . import amp  # noqa: F401
+from . import norm  # noqa: F401
 from . import loss  # noqa: F401
 from . import attention  # noqa: F401

@@ -71,6 +71,14 @@ class Derivatives:
         text = " ".join(str(f) for f in derivatives.values())
         self.meta_only = {p for p in self.save if _meta_only(p, text)}
         self.save_result = "result" in used or "results" in used
+        # the outputs the formulas read: only those are kept (and version-checked), so
+        # that an output no formula reads may be changed in place before backward
+        # (native_layer_norm's output, when its formulas read the saved statistics)
+        idx = {int(i) for i in re.findall(r"\bresults\[(\d+)\]", text)}
+        if re.search(r"\bresult\b", text):
+            idx.add(0)
+        bare = re.search(r"\bresults\b(?!\[\d+\])", text)
+        self.saved_outputs = None if bare else frozenset(idx)
         first = op.args[0]
         self.self_name = first[1]
         self.out_param = "out" in params
@@ -177,10 +185,10 @@ def _fit(g, shape, dtype):
     return g
 
 
-def _save_results(outs):
+def _save_results(outs, keep=None):
     r = []
-    for o in outs:
-        if isinstance(o, Tensor):
+    for i, o in enumerate(outs):
+        if isinstance(o, Tensor) and (keep is None or i in keep):
             st = o._storage
             if _hooks.stack:    # packed as a tensor without grad_fn (no cycle to the node)
                 alias = Tensor._make(st, o._shape, o._stride, o._offset, o.dtype)
@@ -354,7 +362,7 @@ def _attach(d, edges, saved, result):
     node._saved = tuple(saved)
     if result.__class__ is Tensor:      # the common case: one tensor output
         if d.save_result:
-            node._results = _save_results((result,))
+            node._results = _save_results((result,), d.saved_outputs)
         if result.dtype.is_floating_point:
             result._grad_fn = node
             result._requires_grad = True
@@ -370,7 +378,7 @@ def _attach(d, edges, saved, result):
     node._out_meta = tuple((o._shape, o.dtype, o._storage.device) if isinstance(o, Tensor)
                            else None for o in outs)
     if d.save_result:
-        node._results = _save_results(outs)
+        node._results = _save_results(outs, d.saved_outputs)
     for i, o in enumerate(outs):
         if _is_float(o) and i not in d.nondiff:
             o._grad_fn = node

@@ -4,7 +4,7 @@ the names and arguments of the CPU backend (framework/_cpu). Ops reach them as
 import importlib
 
 FAMILIES = ("copy", "pointwise", "reduction", "sort", "index", "linalg", "random", "shape",
-            "softmax", "conv", "pool", "optim", "amp", "loss", "attention")
+            "softmax", "conv", "pool", "optim", "amp", "loss", "norm", "attention")
 
 
 def __getattr__(name):

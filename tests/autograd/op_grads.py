@@ -419,3 +419,32 @@ CASES += [
     ("vdot", lambda T, a, b: T.vdot(a, b), [(3,), (3,)], R),
     ("vecdot", lambda T, a, b: T.linalg.vecdot(a, b), [(2, 3), (2, 3)], R),
 ]
+CASES += [
+    ("native_layer_norm", lambda T, a, w, b: T.nn.functional.layer_norm(a, (4,), w, b),
+     [(3, 4), (4,), (4,)], R),
+    ("_fused_rms_norm", lambda T, a, w: T.nn.functional.rms_norm(a, (4,), w), [(3, 4), (4,)], R),
+    ("native_group_norm", lambda T, a, w, b: T.nn.functional.group_norm(a, 2, w, b),
+     [(2, 4, 3), (4,), (4,)], R),
+    ("batch_norm_elemt", lambda T, a, w, b: T.nn.functional.batch_norm(a, None, None, w, b, True),
+     [(3, 4, 2), (4,), (4,)], R),
+]
+
+# the fused cross-entropy, attention and softmax-backward rows (double backward through
+# autograd.grad with create_graph for the backward ops)
+CASES += [
+    ("_cross_entropy_loss",
+     lambda T, a: T.nn.functional.cross_entropy(
+         a, T.tensor([0, 3, 1]), weight=T.tensor([0.5, 1.5, 1.0, 2.0]).to(a.dtype),
+         label_smoothing=0.1), [(3, 4)], R),
+    ("_cross_entropy_loss_backward",
+     lambda T, a: T.autograd.grad(T.nn.functional.cross_entropy(a, T.tensor([2, 0, 1])) * 3, a,
+                                  create_graph=True)[0] * T.arange(12.).reshape(3, 4).to(a.dtype),
+     [(3, 4)], R),
+    ("_fused_sdpa", lambda T, q, k, v: T.nn.functional.scaled_dot_product_attention(q, k, v),
+     [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4)], R),
+    ("_softmax_backward_data",
+     lambda T, a: T.autograd.grad((T.softmax(a, 1) * T.arange(4.).to(a.dtype)).sum(), a,
+                                  create_graph=True)[0]
+     + T.autograd.grad((T.log_softmax(a, 0) * T.arange(4.).to(a.dtype)).sum(), a,
+                       create_graph=True)[0], [(3, 4)], R),
+]

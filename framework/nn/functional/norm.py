@@ -1,5 +1,7 @@
 """Normalization layers' math: batch, layer, group, RMS, instance and local response norm,
-and ``normalize``. Composites of framework ops; gradients come from autograd."""
+and ``normalize``. Batch, layer, group and RMS norm check their arguments here and run
+fused ops (framework/_ops/norm.py: a forward and a backward kernel each); the others are
+composites of framework ops."""
 import framework as fw
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
@@ -80,22 +82,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_vec(running_var, "running_var", c)
     _check_vec(weight, "weight", c)
     _check_vec(bias, "bias", c)
-    nd = input.dim()
-    x = _upcast(input)
-    if training:
-        dims = (0,) + tuple(range(2, nd))
-        mean, var = _mean_var(x, dims)
-        # an empty batch leaves the running statistics as they are (PyTorch's CPU path)
-        if n > 0:
-            if running_mean is not None:
-                _update_running(running_mean, mean, momentum)
-            if running_var is not None:
-                _update_running(running_var, var * (n / max(n - 1, 1)), momentum)
-    else:
-        mean, var = _upcast(running_mean), _upcast(running_var)
-    scale = (var + eps).rsqrt()
-    out = (x - _channel_view(mean, nd)) * _channel_view(scale, nd)
-    return _affine(out, _upcast(weight), _upcast(bias), nd).to(input.dtype)
+    mean, invstd = fw.batch_norm_stats(input, running_mean, running_var, training, momentum,
+                                       eps)
+    return fw.batch_norm_elemt(input, weight, bias, mean, invstd, training, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -166,14 +155,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     shape, dims = _normalized_dims(input, normalized_shape, "layer_norm", ", ")
     _check_same(weight, "weight", shape)
     _check_same(bias, "bias", shape)
-    x = _upcast(input)
-    mean, var = _mean_var(x, dims, keepdim=True)
-    out = (x - mean) * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * _upcast(weight)
-    if bias is not None:
-        out = out + _upcast(bias)
-    return out.to(input.dtype)
+    return fw.native_layer_norm(input, shape, weight, bias, eps)[0]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -181,17 +163,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     ``x / sqrt(mean(x**2) + eps) * weight``; ``eps`` defaults to ``finfo(input.dtype).eps``."""
     shape, dims = _normalized_dims(input, normalized_shape, "rms_norm", "")
     _check_same(weight, "weight", shape)
-    x = _upcast(input)
-    if eps is None:
-        # the machine epsilon of the computing dtype (float32 for half inputs), as PyTorch
-        eps = fw.finfo(x.dtype).eps
-    if input.numel() == 0:
-        out = x * 1
-    else:
-        out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
-    if weight is not None:
-        out = out * _upcast(weight)
-    return out.to(input.dtype)
+    return fw._fused_rms_norm(input, shape, weight, eps)[0]
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -210,13 +182,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number "
                                f"of channels in input, but got {name} of shape "
                                f"{list(t.shape)} and input of shape {list(input.shape)}")
-    per_group = c // num_groups
-    for s in input.shape[2:]:
-        per_group *= s
-    x = _upcast(input).reshape(n, num_groups, per_group)
-    mean, var = _mean_var(x, (2,), keepdim=True)
-    out = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
-    return _affine(out, _upcast(weight), _upcast(bias), input.dim()).to(input.dtype)
+    hxw = 1
+    for sz in input.shape[2:]:
+        hxw *= sz
+    return fw.native_group_norm(input, weight, bias, n, c, hxw, num_groups, eps)[0]
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
