@@ -17,15 +17,21 @@ $(VENV)/.installed: pyproject.toml setup.py
 	# torch is only a test oracle and benchmark reference; tests that need it skip without it
 	$(PY) -m pip install -q torch==2.13.0 || echo "note: torch==2.13.0 not installed (oracle tests will skip)"
 	$(PY) -m pip install -q --no-build-isolation -e ".[test]"
+	# MPI for framework.distributed (its tests skip without it)
+	$(PY) -m pip install -q mpich "mpi4py>=4" || echo "note: mpich/mpi4py not installed (distributed tests will skip)"
 	touch $@
 
 # Incremental native build (only changed .cpp files recompile).
 build: $(VENV)/.installed
 	FRAMEWORK_BUILD_JOBS=$(JOBS) $(PY) setup.py -q build_ext --inplace
 
-demo: install
-	$(PY) examples/train.py
-	$(PY) examples/tour.py
+# The demo's extra (tqdm, matplotlib), then a GPT trained on the standard library's source.
+demo: install $(VENV)/.demo-installed
+	$(PY) examples/train_gpt.py
+
+$(VENV)/.demo-installed: $(VENV)/.installed
+	$(PY) -m pip install -q --no-build-isolation -e ".[demo]"
+	touch $@
 
 # Every test on cpu, and on cuda: a real GPU if present, else Triton's interpreter.
 test: install
@@ -84,8 +90,10 @@ asan: $(VENV)/.installed
 	  echo "sanitizer reports: $$(echo $$found | wc -w) (in $(ASAN_DIR)/report.txt)"; exit 1; fi; \
 	  echo "no sanitizer reports"; exit $$(cat pytest.rc)
 
+# Every benchmark under bench/ that has a quick mode, into bench/report.md (and charts);
+# `make bench QUICK=1` passes --quick to each.
 bench: install
-	$(PY) bench/cpu_ops.py
+	$(PY) bench/report.py $(if $(QUICK),--quick)
 
 clean:
 	rm -rf build framework/*.so $(VENV)

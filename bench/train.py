@@ -1,0 +1,208 @@
+"""Training throughput of the demo GPT (examples/train_gpt.py): tokens per second and peak
+memory in the framework and in PyTorch (eager), on the same device, in one run.
+
+The PyTorch model is the very same source: the model section of examples/train_gpt.py is
+executed once with ``torch``/``nn``/``F`` bound to framework and once bound to PyTorch. One
+step is forward, cross-entropy, backward, gradient clipping and an AdamW step (the demo's
+param groups). Each library runs in its own subprocess, so peak memory is its own: on the
+CPU the growth of the peak resident set (VmHWM, reset after the model and batch are built)
+over the resident set at that point, on a GPU ``cuda.max_memory_allocated``. The
+subprocesses alternate (framework, torch, framework, ...) and each library's best run is
+kept, which evens out a noisy machine.
+
+    python bench/train.py [--device cpu|cuda] [--quick] [--steps N] [--json FILE]
+
+On the CPU the model is the demo's CPU default in float32; on a GPU the demo's GPU model
+under bfloat16 autocast.
+"""
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CPU_CFG = dict(batch_size=16, block_size=64, n_layer=4, n_head=4, n_embd=128)
+GPU_CFG = dict(batch_size=32, block_size=256, n_layer=6, n_head=6, n_embd=384)
+
+
+def model_namespace(torch, nn, F):
+    """The classes of the model section of examples/train_gpt.py, over the given library."""
+    import math
+    from dataclasses import dataclass
+    with open(os.path.join(ROOT, "examples", "train_gpt.py")) as f:
+        src = f.read()
+    start, end = src.index("@dataclass\nclass GPTConfig"), src.index("# ---- the corpus")
+    ns = {"torch": torch, "nn": nn, "F": F, "math": math, "dataclass": dataclass}
+    exec(compile(src[start:end], "examples/train_gpt.py (model)", "exec"), ns)
+    return ns
+
+
+def rss_mb(field="VmRSS"):
+    """This process's resident set (``VmRSS``) or its peak since the last reset (``VmHWM``),
+    in MiB, from /proc/self/status (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def reset_peak_rss():
+    """Sets the peak resident set (VmHWM) back to the current one (Linux >= 4.0)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def worker(lib, device, steps, warmup, cfg, threads):
+    if lib == "torch":
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+    else:
+        sys.path.insert(0, ROOT)
+        import framework as torch
+        import framework.nn as nn
+        import framework.nn.functional as F
+    if threads:
+        torch.set_num_threads(threads)
+    ns = model_namespace(torch, nn, F)
+    torch.manual_seed(0)
+    gcfg = ns["GPTConfig"](block_size=cfg["block_size"], n_layer=cfg["n_layer"],
+                           n_head=cfg["n_head"], n_embd=cfg["n_embd"])
+    model = ns["GPT"](gcfg).to(device)
+    opt = model.configure_optimizer(1e-3, 0.1)
+    B, T = cfg["batch_size"], cfg["block_size"]
+    x = torch.randint(0, 256, (B, T), device=device)
+    y = torch.randint(0, 256, (B, T), device=device)
+    gpu = device.startswith("cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(device_type="cuda" if gpu else "cpu", dtype=torch.bfloat16,
+                            enabled=gpu):
+            _, loss = model(x, y)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss
+
+    def sync():
+        if gpu:
+            torch.cuda.synchronize()
+
+    base = rss_mb()
+    reset_peak_rss()
+    if gpu:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base_gpu = torch.cuda.memory_allocated() / 2**20
+    for _ in range(warmup):
+        step()
+    sync()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        loss = step()
+        loss.item()            # waits for the step, as a training loop's logging does
+        sync()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    median = times[len(times) // 2]
+    out = {"lib": lib, "tokens_per_s": B * T / median, "step_ms": median * 1e3,
+           "params": sum(p.numel() for p in model.parameters()),
+           "threads": torch.get_num_threads()}
+    if gpu:
+        out["peak_mb"] = torch.cuda.max_memory_allocated() / 2**20 - base_gpu
+        out["device_name"] = torch.cuda.get_device_name()
+    else:
+        out["peak_mb"] = rss_mb("VmHWM") - base
+    print(json.dumps(out))
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def run_worker(lib, args):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, "--device", args.device,
+           "--steps", str(args.steps), "--warmup", str(args.warmup),
+           "--threads", str(args.threads)]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0:
+        raise SystemExit(f"{lib} worker failed:\n{r.stdout}\n{r.stderr}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
+    ap.add_argument("--quick", action="store_true", help="fewer steps and rounds")
+    ap.add_argument("--steps", type=int, default=None, help="timed steps per run")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=None, help="runs per library")
+    ap.add_argument("--threads", type=int, default=0, help="CPU threads (default: each "
+                    "library's own default)")
+    ap.add_argument("--json", help="write the results to this file")
+    ap.add_argument("--worker", choices=["framework", "torch"], help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.device is None:
+        sys.path.insert(0, ROOT)
+        import framework
+        args.device = "cuda" if framework.cuda.is_available() and \
+            not framework.cuda.is_simulated() else "cpu"
+    cfg = GPU_CFG if args.device.startswith("cuda") else CPU_CFG
+    if args.steps is None:
+        args.steps = 10 if args.quick else 30
+    if args.worker:
+        return worker(args.worker, args.device, args.steps, args.warmup, cfg, args.threads)
+    rounds = args.rounds or (2 if args.quick else 3)
+    try:
+        import torch  # noqa: F401
+        libs = ["framework", "torch"]
+    except ImportError:
+        libs = ["framework"]
+        print("PyTorch is not installed: framework only")
+    best = {}
+    for _ in range(rounds):
+        for lib in libs:
+            r = run_worker(lib, args)
+            if lib not in best or r["tokens_per_s"] > best[lib]["tokens_per_s"]:
+                best[lib] = r
+    dtype = "bfloat16 autocast" if args.device.startswith("cuda") else "float32"
+    where = best["framework"].get("device_name") or f"{cpu_name()}, {os.cpu_count()} cores"
+    print(f"demo GPT training step ({best['framework']['params'] / 1e6:.2f}M parameters, "
+          f"batch {cfg['batch_size']} x {cfg['block_size']} tokens, {dtype}) on "
+          f"{args.device} ({where}); best of {rounds} runs of {args.steps} steps, median step")
+    print()
+    print("| library | tokens/s | step (ms) | peak memory (MiB) | threads | tokens/s vs torch "
+          "| memory vs torch |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    ref = best.get("torch")
+    for lib in libs:
+        r = best[lib]
+        ratio = f"{r['tokens_per_s'] / ref['tokens_per_s']:.2f}x" if ref else "-"
+        mem = f"{r['peak_mb'] / ref['peak_mb']:.2f}x" if ref and ref["peak_mb"] > 0 else "-"
+        print(f"| {lib} | {r['tokens_per_s']:,.0f} | {r['step_ms']:.1f} | {r['peak_mb']:.1f} "
+              f"| {r['threads']} | {ratio} | {mem} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": args.device, "where": where, "dtype": dtype, "config": cfg,
+                       "date": time.strftime("%Y-%m-%d"), "results": best}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
