@@ -316,7 +316,7 @@ def parse_args(argv=None):
     defaults = dict(steps=1000, batch_size=32, grad_accum=2, block_size=256, n_layer=6,
                     n_head=6, n_embd=384, lr=1e-3, corpus_bytes=4_000_000,
                     eval_windows=512) if gpu else \
-        dict(steps=150, batch_size=16, grad_accum=2, block_size=64, n_layer=4, n_head=4,
+        dict(steps=500, batch_size=16, grad_accum=2, block_size=64, n_layer=4, n_head=4,
              n_embd=128, lr=2e-3, corpus_bytes=1_500_000, eval_windows=256)
     for k, v in defaults.items():
         if getattr(args, k) is None:
