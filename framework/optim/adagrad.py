@@ -3,7 +3,7 @@ import framework as _fw
 from framework._tensor import Tensor
 
 from . import _fused
-from .optimizer import Optimizer, _check_fused_param, _to_scalar
+from .optimizer import Optimizer, _check_fused_param, _check_nonneg, _to_scalar
 
 __all__ = ["Adagrad"]
 
@@ -21,15 +21,11 @@ class Adagrad(Optimizer):
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonneg(lr_decay=lr_decay, weight_decay=weight_decay)
         if not 0.0 <= initial_accumulator_value:
             raise ValueError("Invalid initial_accumulator_value value: "
                              f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonneg(epsilon=eps)
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps,
                     "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,

@@ -4,7 +4,7 @@ import framework as _fw
 from framework._tensor import Tensor
 
 from . import _fused
-from .optimizer import Optimizer, _check_betas, _check_fused_param, _to_scalar
+from .optimizer import Optimizer, _check_betas, _check_fused_param, _check_nonneg, _to_scalar
 
 __all__ = ["Adam"]
 
@@ -25,11 +25,9 @@ class Adam(Optimizer):
                 raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonneg(epsilon=eps)
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonneg(weight_decay=weight_decay)
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")

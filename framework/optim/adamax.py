@@ -1,6 +1,6 @@
 """Adamax (PyTorch's ``torch.optim.Adamax``): Adam with the infinity norm."""
 import framework as _fw
-from .optimizer import Optimizer, _check_betas, _check_lr, _scalar_dtype, _to_scalar
+from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
 
 __all__ = ["Adamax"]
 
@@ -11,11 +11,9 @@ class Adamax(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonneg(epsilon=eps)
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonneg(weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
                         capturable=capturable)

@@ -1,6 +1,6 @@
 """ASGD (PyTorch's ``torch.optim.ASGD``): averaged stochastic gradient descent."""
 import framework as _fw
-from .optimizer import Optimizer, _check_lr, _scalar_dtype, _to_scalar
+from .optimizer import Optimizer, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
 
 __all__ = ["ASGD"]
 
@@ -12,8 +12,7 @@ class ASGD(Optimizer):
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
         _check_lr(lr)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonneg(weight_decay=weight_decay)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
                         capturable=capturable)

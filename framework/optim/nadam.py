@@ -1,6 +1,6 @@
 """NAdam (PyTorch's ``torch.optim.NAdam``): Adam with Nesterov momentum."""
 import framework as _fw
-from .optimizer import Optimizer, _check_betas, _check_lr, _scalar_dtype, _to_scalar
+from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
 
 __all__ = ["NAdam"]
 
@@ -12,13 +12,9 @@ class NAdam(Optimizer):
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonneg(epsilon=eps)
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        _check_nonneg(weight_decay=weight_decay, momentum_decay=momentum_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,

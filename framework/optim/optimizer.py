@@ -82,6 +82,14 @@ def _check_lr(lr):
         raise ValueError(f"Invalid learning rate: {lr}")
 
 
+def _check_nonneg(**values):
+    """PyTorch's "Invalid <name> value: <v>" ValueError for the first negative one, in
+    order (keyword names are the words of the message: ``epsilon=eps``)."""
+    for name, v in values.items():
+        if not 0.0 <= v:
+            raise ValueError(f"Invalid {name} value: {v}")
+
+
 def _check_betas(betas):
     if not 0.0 <= betas[0] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")

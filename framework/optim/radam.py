@@ -1,6 +1,6 @@
 """RAdam (PyTorch's ``torch.optim.RAdam``): Adam with a rectified adaptive step."""
 import framework as _fw
-from .optimizer import Optimizer, _check_betas, _check_lr, _scalar_dtype, _to_scalar
+from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
 
 __all__ = ["RAdam"]
 
@@ -12,11 +12,9 @@ class RAdam(Optimizer):
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonneg(epsilon=eps)
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonneg(weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         maximize=maximize, foreach=foreach, capturable=capturable,
                         decoupled_weight_decay=decoupled_weight_decay,
