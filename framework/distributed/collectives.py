@@ -82,6 +82,19 @@ def _check_tensor(t, name, what):
                         f"Tensor but got {type(t)} instead.")
 
 
+def _check_per_rank(op, name, seq, pg, what="tensors"):
+    if len(seq) != pg.size():
+        raise ValueError(f"{op}: {name} has {len(seq)} {what}, expected one per rank "
+                         f"({pg.size()})")
+
+
+def _check_numels(tensors, ref):
+    for t in tensors:
+        if t.numel() != ref.numel():
+            raise ValueError("All tensor operands to scatter/gather must have the same "
+                             f"number of elements: {list(t.shape)} vs {list(ref.shape)}")
+
+
 def _check_list(ts, name, what):
     if not isinstance(ts, (list, tuple)):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
@@ -176,14 +189,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     pg = _resolve(group)
     if pg is None:
         return None
-    if len(tensor_list) != pg.size():
-        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors, "
-                         f"expected one per rank ({pg.size()})")
+    _check_per_rank("all_gather", "tensor_list", tensor_list, pg)
     _same_dtype("all_gather", tensor, *tensor_list)
-    for t in tensor_list:
-        if t.numel() != tensor.numel():
-            raise ValueError("All tensor operands to scatter/gather must have the same "
-                             f"number of elements: {list(t.shape)} vs {list(tensor.shape)}")
+    _check_numels(tensor_list, tensor)
     src = _mb.Buffer(tensor)
     ob, out = _flat_out(tensor, pg.size(), "all_gather")
     req = pg.comm.Iallgather(src.arr, ob.arr)
@@ -246,13 +254,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     pg = _resolve(group)
     if pg is None:
         return None
-    if len(input_list) != pg.size():
-        raise ValueError(f"reduce_scatter: input_list has {len(input_list)} tensors, "
-                         f"expected one per rank ({pg.size()})")
-    for t in input_list:
-        if t.numel() != output.numel():
-            raise ValueError("All tensor operands to scatter/gather must have the same "
-                             f"number of elements: {list(t.shape)} vs {list(output.shape)}")
+    _check_per_rank("reduce_scatter", "input_list", input_list, pg)
+    _check_numels(input_list, output)
     from .._ops import shape as _shape
     flat = _shape.cat([t.detach().reshape(-1) for t in input_list]) if input_list else None
     return reduce_scatter_tensor(output, flat, op, group, async_op)
@@ -333,13 +336,8 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         req = pg.comm.Igather(src.arr, None, root=root)
         return _run(pg, "gather", [req], None, async_op)
     _check_list(gather_list if gather_list is not None else 0, "gather_list", "gather")
-    if len(gather_list) != pg.size():
-        raise ValueError(f"gather: gather_list has {len(gather_list)} tensors, expected one "
-                         f"per rank ({pg.size()})")
-    for t in gather_list:
-        if t.numel() != tensor.numel():
-            raise ValueError("All tensor operands to scatter/gather must have the same "
-                             f"number of elements: {list(t.shape)} vs {list(tensor.shape)}")
+    _check_per_rank("gather", "gather_list", gather_list, pg)
+    _check_numels(gather_list, tensor)
     _same_dtype("gather", tensor, *gather_list)
     ob, out = _flat_out(tensor, pg.size(), "gather")
     req = pg.comm.Igather(src.arr, ob.arr, root=root)
@@ -368,13 +366,8 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         req = pg.comm.Iscatter(None, ob.arr, root=root)
         return _run(pg, "scatter", [req], _finish_all([ob]), async_op)
     _check_list(scatter_list if scatter_list is not None else 0, "scatter_list", "scatter")
-    if len(scatter_list) != pg.size():
-        raise ValueError(f"scatter: scatter_list has {len(scatter_list)} tensors, expected "
-                         f"one per rank ({pg.size()})")
-    for t in scatter_list:
-        if t.numel() != tensor.numel():
-            raise ValueError("All tensor operands to scatter/gather must have the same "
-                             f"number of elements: {list(t.shape)} vs {list(tensor.shape)}")
+    _check_per_rank("scatter", "scatter_list", scatter_list, pg)
+    _check_numels(scatter_list, tensor)
     _same_dtype("scatter", tensor, *scatter_list)
     from .._ops import shape as _shape
     flat = _shape.cat([t.detach().reshape(-1) for t in scatter_list])
@@ -509,9 +502,7 @@ def all_gather_object(object_list, obj, group=None):
     pg = _resolve(group)
     if pg is None:
         return
-    if len(object_list) != pg.size():
-        raise ValueError(f"all_gather_object: object_list has {len(object_list)} entries, "
-                         f"expected one per rank ({pg.size()})")
+    _check_per_rank("all_gather_object", "object_list", object_list, pg, "entries")
     for i, b in enumerate(_gather_bytes(pg, pickle.dumps(obj))):
         object_list[i] = pickle.loads(b)
 

@@ -50,8 +50,9 @@ elif mode == "raise":
     print("rank 0 did not raise", flush=True)
 elif mode == "sleep":
     dist.init_process_group("mpi")
-    print(f"rank {dist.get_rank()} ready", flush=True)
     try:
+        # "ready" inside the try: a SIGINT that follows it at once still lands in the handler
+        print(f"rank {dist.get_rank()} ready", flush=True)
         time.sleep(60)
     except KeyboardInterrupt:
         print(f"rank {dist.get_rank()} interrupted", flush=True)
