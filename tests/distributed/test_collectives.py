@@ -107,13 +107,12 @@ def test_launcher_killed_rank_fails_the_run():
 
 def test_launcher_forwards_sigint():
     p = launcher("--nproc-per-node", "2", os.path.join(HERE, "worker_script.py"), "sleep")
-    seen = []
+    # both ranks share the launcher's pipe, so their lines may interleave on one line
+    seen = set()
     deadline = time.monotonic() + 60
     while len(seen) < 2 and time.monotonic() < deadline:
-        line = p.stdout.readline()
-        if "ready" in line:
-            seen.append(line)
-    assert len(seen) == 2
+        seen.update(re.findall(r"rank \d ready", p.stdout.readline()))
+    assert seen == {"rank 0 ready", "rank 1 ready"}
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=60)
     assert p.returncode != 0

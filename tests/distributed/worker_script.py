@@ -52,7 +52,9 @@ elif mode == "sleep":
     dist.init_process_group("mpi")
     try:
         # "ready" inside the try: a SIGINT that follows it at once still lands in the handler
-        print(f"rank {dist.get_rank()} ready", flush=True)
+        # one write: print() sends the text and the newline separately when unbuffered
+        sys.stdout.write(f"rank {dist.get_rank()} ready\n")
+        sys.stdout.flush()
         time.sleep(60)
     except KeyboardInterrupt:
         print(f"rank {dist.get_rank()} interrupted", flush=True)
