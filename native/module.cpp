@@ -20,6 +20,9 @@ void register_amp(py::module_& m);
 void register_attention(py::module_& m);
 void register_norm(py::module_& m);
 void register_loss(py::module_& m);
+void register_dropout(py::module_& m);
+void register_embedding(py::module_& m);
+void register_sampling(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
@@ -50,4 +53,7 @@ PYBIND11_MODULE(_C, m) {
   fw::register_attention(m);
   fw::register_norm(m);
   fw::register_loss(m);
+  fw::register_dropout(m);
+  fw::register_embedding(m);
+  fw::register_sampling(m);
 }

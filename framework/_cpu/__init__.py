@@ -8,3 +8,4 @@ from . import amp  # noqa: F401
 from . import norm  # noqa: F401
 from . import loss  # noqa: F401
 from . import attention  # noqa: F401
+from . import dropout, embedding, sampling  # noqa: F401

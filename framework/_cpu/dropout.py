@@ -1,0 +1,2 @@
+"""CPU launchers: dropout kernels (native/dropout.cpp)."""
+from .. import _C  # noqa: F401

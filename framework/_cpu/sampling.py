@@ -1,0 +1,2 @@
+"""CPU launchers: sampling kernels (native/sampling.cpp)."""
+from .. import _C  # noqa: F401

@@ -1,0 +1,1 @@
+"""Triton dropout kernels (the cuda backend of framework/_cpu/dropout.py)."""

@@ -1,0 +1,1 @@
+"""Triton embedding kernels (the cuda backend of framework/_cpu/embedding.py)."""

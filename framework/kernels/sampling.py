@@ -1,0 +1,1 @@
+"""Triton sampling kernels (the cuda backend of framework/_cpu/sampling.py)."""
