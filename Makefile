@@ -36,7 +36,7 @@ $(VENV)/.demo-installed: $(VENV)/.installed
 # Every test on cpu, and on cuda: a real GPU if present, else Triton's interpreter.
 test: install
 	TRITON_INTERPRET=$${TRITON_INTERPRET-$$( $(PY) -c "import ctypes.util as u; print(0 if u.find_library('cuda') else 1)")} \
-	$(PY) -m pytest -q -n $(JOBS) -p no:cacheprovider tests
+	$(PY) -m pytest -q -n $(JOBS) -p no:cacheprovider --durations=30 tests
 
 # The native library under AddressSanitizer + UndefinedBehaviorSanitizer, over the test suite
 # (not part of `make test`: it is slow). It never touches framework/_C*.so here: it snapshots

@@ -23,6 +23,7 @@ void register_loss(py::module_& m);
 void register_dropout(py::module_& m);
 void register_embedding(py::module_& m);
 void register_sampling(py::module_& m);
+void register_fused_linear(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
@@ -56,4 +57,5 @@ PYBIND11_MODULE(_C, m) {
   fw::register_dropout(m);
   fw::register_embedding(m);
   fw::register_sampling(m);
+  fw::register_fused_linear(m);
 }

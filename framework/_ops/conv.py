@@ -29,7 +29,7 @@ import warnings
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import alloc, args
+from . import alloc, args, conv_gemm
 from .pointwise import cpp_type_name, require_tensor, type_name
 from .views import contiguous
 
@@ -460,6 +460,9 @@ def _conv(op, nsp, input, weight, bias, stride, padding, dilation, groups):
         # PyTorch returns an empty (N, 0, *grid) result for inputs without channels
         parts = [t.sum() for t in (x, weight, bias) if t is not None]
         out = (builtins.sum(parts[1:], parts[0]) * 0).expand((n, 0) + grid).contiguous()
+        return out if batched else out.squeeze(0)
+    if conv_gemm.takes(x, dim):   # cuda: implicit GEMM, the columns are never written
+        out = _fn("_conv_gemm")(x, weight, bias, stride, left, dilation, groups, grid)
         return out if batched else out.squeeze(0)
     kdim = c // groups * math.prod(ks)
     length = math.prod(grid)

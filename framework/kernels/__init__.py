@@ -4,8 +4,8 @@ the names and arguments of the CPU backend (framework/_cpu). Ops reach them as
 import importlib
 
 FAMILIES = ("copy", "pointwise", "reduction", "sort", "index", "linalg", "random", "shape",
-            "softmax", "conv", "pool", "optim", "amp", "loss", "norm", "attention",
-            "dropout", "embedding", "sampling")
+            "softmax", "conv", "conv_gemm", "pool", "optim", "amp", "loss", "norm", "attention",
+            "dropout", "embedding", "sampling", "fused_linear")
 
 
 def __getattr__(name):

@@ -448,3 +448,76 @@ CASES += [
      + T.autograd.grad((T.log_softmax(a, 0) * T.arange(4.).to(a.dtype)).sum(), a,
                        create_graph=True)[0], [(3, 4)], R),
 ]
+
+# the fused embedding rows: the lookup (padding_idx set but not looked up: the padding row's
+# gradient is zero on purpose, which finite differences would not see) and its backward
+# reached with create_graph. scale_grad_by_freq is left out: torch's double backward
+# ignores it; tests/nn/test_embedding_fused.py checks it by finite differences.
+CASES += [
+    ("embedding", lambda T, w: T.nn.functional.embedding(T.tensor([[1, 3, 3], [0, 3, 1]]), w,
+                                                         padding_idx=2), [(4, 3)], R),
+    ("embedding_dense_backward",
+     lambda T, w: T.autograd.grad((T.nn.functional.embedding(T.tensor([2, 0, 2, 1]), w,
+                                                             padding_idx=1) ** 2).sum(),
+                                  w, create_graph=True)[0], [(3, 2)], R),
+]
+
+
+def _linear_gelu(T, x, w, b):
+    """gelu(linear(x, w, b)): the fused op where T has it (framework), the composite (torch)."""
+    if hasattr(T, "_fused_linear"):
+        return T._fused_linear(x, w, b, "gelu")[0]
+    return T.nn.functional.gelu(T.nn.functional.linear(x, w, b))
+
+
+# the fused linear + bias + activation row
+CASES += [
+    ("_fused_linear", _linear_gelu, [(2, 3, 4), (5, 4), (5,)], R),
+]
+
+
+def _dropout(T, a, b=None):
+    """(b +) dropout(a) at p = 0.5 with a fixed (seed, offset): the fused ops (framework);
+    torch multiplies by the same mask (keep * 2, exact), read back from the framework op."""
+    if T.__name__ == "framework":
+        if b is None:
+            return T._fused_dropout(a, 0.5, 7, 3)
+        return T._fused_dropout_add(a, b, 0.5, 7, 3)
+    import framework
+    mask = framework._fused_dropout(framework.ones(tuple(a.shape), dtype=framework.float64),
+                                    0.5, 7, 3)
+    out = a * T.tensor(mask.numpy())
+    return out if b is None else out + b
+
+
+# the fused dropout rows (the mask regenerated from (seed, offset) in backward)
+CASES += [
+    ("_fused_dropout", lambda T, a: _dropout(T, a), [(3, 5)], R),
+    ("_fused_dropout_add", _dropout, [(3, 5), (3, 5)], R),
+]
+
+
+def _conv_gemm(T, x, w, b=None):
+    """conv2d(x, w, b, stride 2, padding 1) through the implicit-GEMM row (framework; on
+    the CPU its launchers write the columns and call one GEMM), torch's conv2d."""
+    if T.__name__ == "framework":
+        grid = tuple((s + 2 - 3) // 2 + 1 for s in x.shape[2:])
+        return T._conv_gemm(x, w, b, (2, 2), (1, 1), (1, 1), 1, grid)
+    return T.nn.functional.conv2d(x, w, b, stride=2, padding=1)
+
+
+def _conv_gemm_grad(T, x, w, which):
+    """One gradient of the implicit-GEMM convolution, taken with create_graph: its graph
+    holds a _conv_gemm_input (which=0) or _conv_gemm_weight (which=1) node."""
+    y = _conv_gemm(T, x, w)
+    return T.autograd.grad((y * y).sum(), (x, w), create_graph=True)[which]
+
+
+# the implicit-GEMM convolution rows (cuda's conv1d/conv2d path)
+CASES += [
+    ("_conv_gemm", _conv_gemm, [(2, 2, 5, 4), (3, 2, 3, 3), (3,)], R),
+    ("_conv_gemm_input", lambda T, x, w: _conv_gemm_grad(T, x, w, 0),
+     [(1, 2, 5, 4), (2, 2, 3, 3)], R),
+    ("_conv_gemm_weight", lambda T, x, w: _conv_gemm_grad(T, x, w, 1),
+     [(1, 2, 5, 4), (2, 2, 3, 3)], R),
+]

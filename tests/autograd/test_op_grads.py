@@ -103,7 +103,10 @@ CUDA_SLOW = {"addbmm", "baddbmm", "kron", "tensordot", "linalg_qr", "linalg_qr_c
              "linalg_svd_full_wide", "linalg_svd_u", "linalg_svd_vh", "svd", "svd_full_wide",
              "lstsq_residuals", "lstsq_vector", "lstsq_wide", "pinv_low_rank", "pinv_wide",
              "scatter_reduce_mean", "scatter_reduce_mean_", "scatter_reduce_mean_noself",
-             "scatter_reduce_prod", "scatter_reduce_prod_noself"}
+             "scatter_reduce_prod", "scatter_reduce_prod_noself",
+             # GEMM tiles in the interpreter (10-20 s each); tests/kernels/test_conv_gemm.py
+             # and tests/nn/test_fused_linear.py run gradcheck on their own small shapes
+             "_conv_gemm", "_conv_gemm_input", "_conv_gemm_weight", "_fused_linear"}
 
 
 def _gradcheck_cases(device):

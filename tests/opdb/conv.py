@@ -1,6 +1,7 @@
 """Cases for the conv family against NumPy float64: _im2col / _col2im (columns laid out
 (C*KK, N, *grid)) over 1, 2 and 3 spatial dims (stride, padding, dilation, a wider grid), nn.functional.unfold / fold, and
-the convolutions (groups, 'same' padding, transposed with output_padding). Gradients and
+the convolutions (groups, 'same' padding, transposed with output_padding), and the
+implicit-GEMM ops _conv_gemm / _conv_gemm_input / _conv_gemm_weight. Gradients and
 PyTorch parity are in tests/nn/test_conv.py, test_fold.py and tests/kernels/test_conv_kernels.py."""
 import itertools
 
@@ -151,7 +152,37 @@ def _conv_t_cases(nsp):
     return [Case(case)]
 
 
+def _conv_gemm_case(fw_, device):
+    """The internal implicit-GEMM ops (forward, input and weight gradients: each the
+    adjoint of the forward in one argument) in 1-d and 2-d, groups and a wider grid."""
+    rng = np.random.default_rng(12)
+    out = []
+    for sp, k, s, p, d, grid in (((7, 6), (3, 2), (2, 1), (1, 0), (1, 2), None),
+                                 ((9,), (3,), (1,), (2,), (2,), (7,))):
+        x = rng.standard_normal((2, 4) + sp)
+        w = rng.standard_normal((6, 2) + k)
+        b = rng.standard_normal(6)
+        y = _conv(x, w, b, s, p, d, 2, grid)
+        g = y.shape[2:]
+        gy = rng.standard_normal(y.shape)
+        cols = _im2col(x, k, d, p, s, g).reshape(2, 2, 2 * int(np.prod(k)), -1)
+        dw = np.einsum("ngol,ngkl->gok", gy.reshape(2, 2, 3, -1), cols).reshape(w.shape)
+        dcols = np.einsum("gok,ngol->ngkl", w.reshape(2, 3, -1), gy.reshape(2, 2, 3, -1))
+        dx = _col2im(dcols.reshape((2, -1) + g), sp, k, d, p, s)
+        tx, tw, tg = _t(x, device), _t(w, device), _t(gy, device)
+        out += [(fw_._conv_gemm(tx, tw, _t(b, device), s, p, d, 2, g), y),
+                (fw_._conv_gemm_input(tg, tw, sp, s, p, d, 2), dx),
+                (fw_._conv_gemm_weight(tg, tx, k, s, p, d, 2), dw)]
+    return out
+
+
+def _conv_gemm_op(i):
+    return [Case(lambda fw_, device: _conv_gemm_case(fw_, device)[i::3])]
+
+
 CASES = {
+    "_conv_gemm": _conv_gemm_op(0), "_conv_gemm_input": _conv_gemm_op(1),
+    "_conv_gemm_weight": _conv_gemm_op(2),
     "_im2col": [Case(_im2col_case)],
     "_col2im": [Case(_col2im_case)],
     "nn.functional.unfold": [Case(_unfold_case)],

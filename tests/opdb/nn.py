@@ -104,11 +104,71 @@ def _adaptive_max_case(nd):
     return [Case(fn)]
 
 
+def _dropout_case(add):
+    """_fused_dropout(_add) at p = 0 (identity), p = 1 (zeros) and p = 0.5, whose mask is
+    read back from the same call on ones (tests/nn/test_dropout_fused.py checks the mask
+    itself against a Philox reference)."""
+    def fn(fw, device):
+        rng = np.random.default_rng(3)
+        x = fw.tensor(rng.standard_normal((5, 7)), dtype=fw.float32, device=device)
+        r = fw.tensor(rng.standard_normal((5, 7)), dtype=fw.float32, device=device)
+        xn = to_np(x).astype(np.float64)
+        rn = to_np(r).astype(np.float64) if add else 0.0
+        out = []
+        for p in (0.0, 1.0, 0.5):
+            got = fw._fused_dropout_add(x, r, p, 5, 9) if add else fw._fused_dropout(x, p, 5, 9)
+            m = to_np(fw._fused_dropout(fw.ones(5, 7, device=device), p, 5, 9))
+            out.append((got, rn + xn * m))
+        return out
+    return [Case(fn)]
+
+
+def _embedding_cases():
+    """embedding: rows at int32/int64 indices of every shape (0-d, empty, 2-d, odd D);
+    embedding_dense_backward: grad rows summed per index, with padding_idx (in and out of
+    the table) and scale_grad_by_freq (tests/nn/test_embedding_fused.py checks both against
+    torch)."""
+    def forward(fw, device):
+        rng = np.random.default_rng(4)
+        out = []
+        for ishape, idt in (((), fw.int64), ((20,), fw.int32), ((4, 7), fw.int64),
+                            ((0,), fw.int64)):
+            idx = rng.integers(0, 11, ishape)
+            for wdt in (fw.float32, fw.float64):
+                w = fw.tensor(rng.standard_normal((11, 33)), dtype=wdt, device=device)
+                got = fw.embedding(w, fw.tensor(idx, dtype=idt, device=device))
+                out.append((got, to_np(w).astype(np.float64)[idx]))
+        return out
+
+    def backward(fw, device):
+        rng = np.random.default_rng(5)
+        out = []
+        for ishape, pad, scale in (((3, 9), -1, False), ((30,), 2, True), ((0,), 1, True),
+                                   ((), 20, False)):
+            idx = rng.integers(0, 6, ishape)
+            g = rng.standard_normal(ishape + (5,))
+            flat = idx.reshape(-1)
+            ref = np.zeros((6, 5))
+            np.add.at(ref, flat, g.reshape(flat.size, 5))
+            if scale:
+                ref /= np.maximum(np.bincount(flat, minlength=6), 1)[:, None]
+            if 0 <= pad < 6:
+                ref[pad] = 0
+            got = fw.embedding_dense_backward(fw.tensor(g, device=device),
+                                              fw.tensor(idx, device=device), 6, pad, scale)
+            out.append((got, ref))
+        return out
+    return {"embedding": [Case(forward)], "embedding_dense_backward": [Case(backward)]}
+
+
 CASES = {
+    "_fused_dropout": _dropout_case(False),
+    "_fused_dropout_add": _dropout_case(True),
     "softmax": _softmax_case("softmax", False),
     "log_softmax": _softmax_case("log_softmax", True),
     "_softmax_backward_data": _softmax_backward_case(),
     **{f"nn.functional.max_pool{n}d_with_indices": _max_pool_case(n) for n in (1, 2, 3)},
     **{f"nn.functional.adaptive_max_pool{n}d_with_indices": _adaptive_max_case(n)
        for n in (1, 2, 3)},
+    **_embedding_cases(),
 }

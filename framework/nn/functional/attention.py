@@ -11,6 +11,7 @@ import warnings
 import framework
 from framework import random as _random
 from framework._ops import attention as _attention_ops
+from framework._ops import fused_linear as _fused_linear_ops
 from framework._ops.pointwise import cpp_type_name, type_name
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -26,6 +27,14 @@ def _softmax(x, dim):
 
 def _linear(x, weight, bias):
     return framework.nn.functional.linear(x, weight, bias)
+
+
+def _in_proj(x, weight, bias):
+    """``linear(x, weight, bias)`` with the bias added in the GEMM's epilogue (the same
+    result, without a pass that copies the bias into the output first)."""
+    if bias is None:
+        return _linear(x, weight, bias)
+    return _fused_linear_ops.linear_act(x, weight, bias)
 
 
 def _dropout(x, p):
@@ -204,15 +213,15 @@ def _in_projection_packed(q, k, v, w, b):
     """q, k, v projected by the (3E, E) packed weight, one GEMM when q is k is v."""
     E = q.size(-1)
     if q is k and k is v:
-        proj = _linear(q, w, b)
+        proj = _in_proj(q, w, b)
         return proj.chunk(3, dim=-1)
     w_q, w_k, w_v = w.chunk(3)
     b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
     if k is v:
-        kv = _linear(k, framework.cat([w_k, w_v]),
-                     None if b is None else framework.cat([b_k, b_v]))
-        return (_linear(q, w_q, b_q),) + tuple(kv.split(E, dim=-1))
-    return _linear(q, w_q, b_q), _linear(k, w_k, b_k), _linear(v, w_v, b_v)
+        kv = _in_proj(k, framework.cat([w_k, w_v]),
+                      None if b is None else framework.cat([b_k, b_v]))
+        return (_in_proj(q, w_q, b_q),) + tuple(kv.split(E, dim=-1))
+    return _in_proj(q, w_q, b_q), _in_proj(k, w_k, b_k), _in_proj(v, w_v, b_v)
 
 
 def _check_proj_shapes(q, k, v, w_q, w_k, w_v, b_q, b_k, b_v):
@@ -320,9 +329,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
         _check_proj_shapes(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight,
                            b_q, b_k, b_v)
-        q = _linear(query, q_proj_weight, b_q)
-        k = _linear(key, k_proj_weight, b_k)
-        v = _linear(value, v_proj_weight, b_v)
+        q = _in_proj(query, q_proj_weight, b_q)
+        k = _in_proj(key, k_proj_weight, b_k)
+        v = _in_proj(value, v_proj_weight, b_v)
 
     if attn_mask is not None:
         attn_mask = _check_2d_3d_attn_mask(attn_mask, tgt_len, src_len, bsz, num_heads)

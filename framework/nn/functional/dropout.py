@@ -1,9 +1,17 @@
 """Dropout family: elementwise, channel-wise (1d/2d/3d) and alpha dropout. Masks come from
-the framework's Bernoulli sampler (the default generator, so ``framework.manual_seed``
-makes them reproducible); gradients are ``mask * scale`` through autograd."""
+the device's default generator, so ``framework.manual_seed`` makes them reproducible.
+
+Elementwise dropout (not in place) is the fused op ``_fused_dropout`` (framework/_ops/
+dropout.py): one kernel that draws the mask from the Philox stream and scales, and a
+backward that regenerates the mask from the same (seed, offset) instead of storing it.
+``_dropout_add`` is residual + dropout in one kernel (the transformer layers' residual
+adds). The other variants draw a Bernoulli mask and multiply, with gradients
+``mask * scale`` through autograd."""
 import warnings
 
 import framework as fw
+from framework import random as _random
+from framework._ops.dropout import counters as _counters
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
            "feature_alpha_dropout"]
@@ -48,11 +56,44 @@ def _dropout_impl(input, p, training, inplace, feature, alpha):
     return input * mask + shift
 
 
+_FUSED_DTYPES = (fw.float16, fw.bfloat16, fw.float32, fw.float64)
+
+
+def _fusable(input, p, training):
+    """Whether the fused kernels apply: training with 0 < p < 1 on a non-empty floating
+    tensor (the other cases keep the composite's results: input itself, or input * 0)."""
+    return (training and 0 < p < 1 and isinstance(input, fw.Tensor)
+            and input.dtype in _FUSED_DTYPES and input.numel() > 0)
+
+
+def _seed_offset(input):
+    """(seed, offset) for a fused dropout over ``input``, taken from its device's default
+    generator (which advances past the counters used)."""
+    gen = _random.resolve(None, input._storage.device)
+    return gen._take(_counters(input.numel()))
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     r"""Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``
     (only when ``training``)."""
     _check_p(p)
+    if not inplace and _fusable(input, p, training):
+        seed, offset = _seed_offset(input)
+        return fw._fused_dropout(input, p, seed, offset)
     return _dropout_impl(input, p, training, inplace, feature=False, alpha=False)
+
+
+def _dropout_add(input, residual, p=0.5, training=True):
+    r"""``residual + dropout(input, p, training)``, in one fused kernel when ``residual``
+    has input's shape, dtype and device (else the composite). Internal: used by the
+    transformer layers' residual connections."""
+    _check_p(p)
+    if (_fusable(input, p, training) and isinstance(residual, fw.Tensor)
+            and tuple(residual.shape) == tuple(input.shape) and residual.dtype is input.dtype
+            and residual.device == input.device):
+        seed, offset = _seed_offset(input)
+        return fw._fused_dropout_add(input, residual, p, seed, offset)
+    return residual + dropout(input, p, training)
 
 
 def _feature_dropout(input, p, training, inplace, batched):

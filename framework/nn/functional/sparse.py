@@ -1,9 +1,9 @@
-"""Embeddings: ``embedding``, ``embedding_bag`` and ``one_hot`` (composites of index ops).
+"""Embeddings: ``embedding`` (the fused op framework.embedding, framework/_ops/embedding.py),
+``embedding_bag`` and ``one_hot`` (composites of index ops over that lookup).
 
 The framework has no sparse tensors: ``sparse=True`` is accepted and gives the same
 gradient values as a dense tensor."""
 import framework as fw
-from framework.autograd.function import Function
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -13,31 +13,6 @@ def _check_indices(input, fn):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
                            f"{input.type()} instead (while checking arguments for {fn})")
-
-
-class _EmbeddingLookup(Function):
-    """``weight[indices]`` whose weight gradient skips ``padding_idx`` and, with
-    ``scale_grad_by_freq``, divides each index's gradient by its count in the batch."""
-
-    @staticmethod
-    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
-        ctx.save_for_backward(indices)
-        ctx.num_weights = weight.shape[0]
-        ctx.padding_idx = padding_idx
-        ctx.scale = scale_grad_by_freq
-        return weight.index_select(0, indices)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (indices,) = ctx.saved_tensors
-        g = grad
-        if ctx.scale:
-            counts = fw.bincount(indices, minlength=ctx.num_weights)
-            g = g / counts.index_select(0, indices).to(g.dtype).unsqueeze(1)
-        if ctx.padding_idx is not None:
-            g = g.masked_fill((indices == ctx.padding_idx).unsqueeze(1), 0)
-        gw = g.new_zeros((ctx.num_weights, g.shape[1])).index_add(0, indices, g)
-        return gw, None, None, None
 
 
 def _renorm_(weight, indices, max_norm, norm_type):
@@ -52,12 +27,6 @@ def _renorm_(weight, indices, max_norm, norm_type):
         scale = fw.where(norms > max_norm, max_norm / (norms + 1e-7),
                          fw.ones_like(norms))
         weight.index_copy_(0, idx, rows * scale)
-
-
-def _lookup(flat, weight, padding_idx, scale_grad_by_freq):
-    if padding_idx is None and not scale_grad_by_freq:
-        return weight.index_select(0, flat)
-    return _EmbeddingLookup.apply(weight, flat, padding_idx, scale_grad_by_freq)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -81,9 +50,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise RuntimeError("'weight' must be 2-D")
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
-    flat = input.reshape(-1)
-    out = _lookup(flat, weight, padding_idx, scale_grad_by_freq)
-    return out.reshape(tuple(input.shape) + (weight.shape[1],))
+    return fw.embedding(weight, input, -1 if padding_idx is None else padding_idx,
+                        scale_grad_by_freq, sparse)
 
 
 def _bag_ids(offsets, n, include_last_offset):
@@ -189,7 +157,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         idx, bag = input.index_select(0, sel), bag.index_select(0, sel)
         if psw is not None:
             psw = psw.index_select(0, sel)
-    emb = _lookup(idx, weight, None, scale_grad_by_freq)
+    emb = fw.embedding(weight, idx, -1, scale_grad_by_freq)
     if psw is not None:
         emb = emb * psw.unsqueeze(1).to(emb.dtype)
     dim = weight.shape[1]

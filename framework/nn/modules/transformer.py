@@ -6,13 +6,16 @@ import copy
 import warnings
 
 import framework
+from framework._ops import fused_linear as _fused_linear_ops
 from .. import functional as F
 from .. import init
 from ..functional.attention import _canonical_mask, _none_or_dtype
+from ..functional.dropout import _dropout_add
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
+from . import _hooks
 from .module import Module
 from .normalization import LayerNorm
 
@@ -42,6 +45,33 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
     return make_causal
 
 
+def _hookless(m):
+    """Whether calling ``m`` runs its forward and nothing else (no hook anywhere)."""
+    return not (m._backward_hooks or m._backward_pre_hooks or m._forward_hooks
+                or m._forward_pre_hooks or _hooks._global_backward_pre_hooks
+                or _hooks._global_backward_hooks or _hooks._global_forward_hooks
+                or _hooks._global_forward_pre_hooks)
+
+
+def _drop(drop, y, residual):
+    """``drop(y)``, or ``residual + drop(y)`` when a residual is given: then one fused
+    dropout-add kernel when ``drop`` is a plain Dropout that no hook watches (same
+    distribution, one pass instead of a mask, a product and a sum)."""
+    if residual is None:
+        return drop(y)
+    if type(drop) is Dropout and not drop.inplace and _hookless(drop):
+        return _dropout_add(y, residual, drop.p, drop.training)
+    return residual + drop(y)
+
+
+def _residual(residual, block, *args):
+    """``residual + block(*args)``; this file's own blocks add the residual themselves,
+    fused with their final dropout (a subclass's override of a block is called as is)."""
+    if getattr(block, "__func__", None) in _OWN_BLOCKS:
+        return block(*args, residual=residual)
+    return residual + block(*args)
+
+
 def _get_clones(module, n):
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
@@ -62,6 +92,32 @@ def _relu_or_gelu(activation):
     if activation is F.gelu or isinstance(activation, GELU):
         return 2
     return 0
+
+
+def _fused_activation(activation):
+    """The fused kernels' name of ``activation`` ("relu", "gelu", "gelu_tanh") when it is
+    F.relu, F.gelu or a ReLU/GELU module that no hook watches, else None."""
+    from .activation import GELU, ReLU
+    if activation is F.relu:
+        return "relu"
+    if activation is F.gelu:
+        return "gelu"
+    if type(activation) is ReLU and _hookless(activation):
+        return "relu"
+    if type(activation) is GELU and _hookless(activation) and \
+            activation.approximate in ("none", "tanh"):
+        return "gelu" if activation.approximate == "none" else "gelu_tanh"
+    return None
+
+
+def _linear_act(linear, activation, x):
+    """``activation(linear(x))``: one GEMM with the bias and the activation in its epilogue
+    when ``linear`` is a plain Linear that no hook watches and the activation is relu or
+    gelu (the result is the same), else the two calls."""
+    act = _fused_activation(activation)
+    if act is None or type(linear) is not Linear or not _hookless(linear):
+        return activation(linear(x))
+    return _fused_linear_ops.linear_act(x, linear.weight, linear.bias, act)
 
 
 class TransformerEncoderLayer(Module):
@@ -108,21 +164,23 @@ class TransformerEncoderLayer(Module):
                                    check_other=False)
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
+            x = _residual(x, self._sa_block, self.norm1(x), src_mask, src_key_padding_mask,
+                          is_causal)
+            x = _residual(x, self._ff_block, self.norm2(x))
         else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
+            x = self.norm1(_residual(x, self._sa_block, x, src_mask, src_key_padding_mask,
+                                     is_causal))
+            x = self.norm2(_residual(x, self._ff_block, x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False, residual=None):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                            need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
+        return _drop(self.dropout1, x, residual)
 
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+    def _ff_block(self, x, residual=None):
+        x = self.linear2(self.dropout(_linear_act(self.linear1, self.activation, x)))
+        return _drop(self.dropout2, x, residual)
 
 
 class TransformerDecoderLayer(Module):
@@ -165,33 +223,39 @@ class TransformerDecoderLayer(Module):
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
         x = tgt
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask,
-                                   tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
-                                    memory_key_padding_mask, memory_is_causal)
-            x = x + self._ff_block(self.norm3(x))
+            x = _residual(x, self._sa_block, self.norm1(x), tgt_mask, tgt_key_padding_mask,
+                          tgt_is_causal)
+            x = _residual(x, self._mha_block, self.norm2(x), memory, memory_mask,
+                          memory_key_padding_mask, memory_is_causal)
+            x = _residual(x, self._ff_block, self.norm3(x))
         else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask,
-                                              tgt_is_causal))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask,
-                                               memory_key_padding_mask, memory_is_causal))
-            x = self.norm3(x + self._ff_block(x))
+            x = self.norm1(_residual(x, self._sa_block, x, tgt_mask, tgt_key_padding_mask,
+                                     tgt_is_causal))
+            x = self.norm2(_residual(x, self._mha_block, x, memory, memory_mask,
+                                     memory_key_padding_mask, memory_is_causal))
+            x = self.norm3(_residual(x, self._ff_block, x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False, residual=None):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                            is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
+        return _drop(self.dropout1, x, residual)
 
-    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False, residual=None):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
                                 key_padding_mask=key_padding_mask, is_causal=is_causal,
                                 need_weights=False)[0]
-        return self.dropout2(x)
+        return _drop(self.dropout2, x, residual)
 
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+    def _ff_block(self, x, residual=None):
+        x = self.linear2(self.dropout(_linear_act(self.linear1, self.activation, x)))
+        return _drop(self.dropout3, x, residual)
+
+
+# the blocks that take ``residual=`` (see _residual)
+_OWN_BLOCKS = frozenset((TransformerEncoderLayer._sa_block, TransformerEncoderLayer._ff_block,
+                         TransformerDecoderLayer._sa_block, TransformerDecoderLayer._mha_block,
+                         TransformerDecoderLayer._ff_block))
 
 
 def _why_no_nested_tensor(layer):
