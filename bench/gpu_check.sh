@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole project on a real GPU, in one command: build the native extension in place, run
-# the test suite on the GPU (no TRITON_INTERPRET), time bench/gpu_ops.py into
-# bench/results/<date>-<device>.md, and print a short table last.
+# the test suite on the GPU (no TRITON_INTERPRET), time bench/gpu_ops.py and every other GPU
+# benchmark into bench/results/<date>-<device>.md, and print a short table last.
 #
 #   bench/gpu_check.sh [pytest arguments...]      (default: the whole of tests/)
 #
@@ -92,13 +92,33 @@ t0=$(date +%s)
 # shellcheck disable=SC2086
 if $PY bench/gpu_ops.py --out "$BENCH_OUT" ${BENCH_ARGS:-} >"$LOGDIR/gpu_check_bench.log" 2>&1 \
         && [ -f "$BENCH_OUT" ]; then
+    note "bench gpu_ops.py" "ok in $(( $(date +%s) - t0 )) s"
+else
+    tail -n 30 "$LOGDIR/gpu_check_bench.log"
+    note "bench gpu_ops.py" "FAILED (log: $LOGDIR/gpu_check_bench.log)"
+    test_rc=1
+fi
+# the other GPU benchmarks (nn layers, fused kernels, optimizer steps, the demo's training
+# step), each beside torch on this device; their tables are appended to the results file.
+# BENCHES picks a subset, e.g. BENCHES="fused_layers.py optim.py".
+for b in ${BENCHES:-nn.py fused_norm.py fused_loss.py fused_attention.py fused_layers.py optim.py train.py}; do
+    [ -f "$BENCH_OUT" ] || echo "# GPU benchmarks, $GPU_NAME, $(date -u +%Y-%m-%d)" >"$BENCH_OUT"
+    t0=$(date +%s)
+    log="$LOGDIR/gpu_check_${b%.py}.log"
+    # shellcheck disable=SC2086
+    if $PY "bench/$b" --device cuda ${BENCH_ARGS:-} >"$log" 2>&1; then
+        { echo; echo "## bench/$b --device cuda ${BENCH_ARGS:-}"; echo; echo '```'; cat "$log";
+          echo '```'; } >>"$BENCH_OUT"
+        note "bench $b" "ok in $(( $(date +%s) - t0 )) s"
+    else
+        tail -n 20 "$log"
+        note "bench $b" "FAILED (log: $log)"
+        test_rc=1
+    fi
+done
+if [ -f "$BENCH_OUT" ]; then
     [ -n "${OUT:-}" ] && cp "$BENCH_OUT" "$OUT/"
     echo
     cat "$BENCH_OUT"
-    note "bench" "$BENCH_OUT in $(( $(date +%s) - t0 )) s"
-else
-    tail -n 30 "$LOGDIR/gpu_check_bench.log"
-    note "bench" "FAILED (log: $LOGDIR/gpu_check_bench.log)"
-    test_rc=1
 fi
 finish "$test_rc"
