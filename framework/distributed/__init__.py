@@ -1,10 +1,14 @@
-"""Distributed communication (PyTorch's ``torch.distributed``) on MPI through mpi4py.
+"""Distributed communication (PyTorch's ``torch.distributed``) on existing engines: MPI
+through mpi4py (cpu tensors, and simulated cuda ones through host memory) and NCCL through
+ctypes (GPU tensors, ``libnccl.so.2`` from the nvidia-nccl-cu12 wheel).
 
 Start the processes with ``mpiexec -n N python script.py`` or
 ``python -m framework.distributed.run --nproc-per-node N script.py``, then call
-``init_process_group("mpi")``. ``process_group`` says how ranks are formed, ``collectives``
-holds the operations, ``mpi_backend`` how tensors reach MPI. Importing this package does not
-start MPI (mpi4py is imported by ``init_process_group``).
+``init_process_group("mpi")`` or ``init_process_group("nccl")``. ``process_group`` says how
+ranks are formed (MPI starts them and carries NCCL's unique id), ``collectives`` holds the
+operations, ``mpi_backend`` how tensors reach MPI, ``nccl_backend`` and
+``nccl_collectives`` the NCCL binding and its collectives on the framework's streams.
+Importing this package does not start MPI (mpi4py is imported by ``init_process_group``).
 """
 from .process_group import (  # noqa: F401
     Backend, ProcessGroup, GroupMember, group, init_process_group, destroy_process_group,

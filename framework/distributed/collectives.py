@@ -76,6 +76,15 @@ def _run(pg, what, requests, finish, async_op, result=None):
     return None
 
 
+def _nccl(pg, *tensors):
+    """The NCCL implementation (nccl_collectives) when ``pg`` sends these tensors through
+    NCCL, else None (MPI serves them)."""
+    if getattr(pg, "nccl", None) is None:
+        return None
+    from . import nccl_collectives as nc
+    return nc if nc.routes(pg, tensors) else None
+
+
 def _check_tensor(t, name, what):
     if not isinstance(t, Tensor):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
@@ -134,6 +143,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = _resolve(group)
     if pg is None:
         return None
+    if (nc := _nccl(pg, tensor)) is not None:
+        return nc.all_reduce(pg, tensor, op, async_op)
     MPI = _mpi()
     b = _mb.Buffer(tensor, reduce=True)
     mop = _mb.mpi_op(MPI, op, tensor.dtype)
@@ -150,6 +161,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if pg is None:
         return None
     root = _group_rank(pg, 0 if src is None else src, group_src, "broadcast")
+    if (nc := _nccl(pg, tensor)) is not None:
+        return nc.broadcast(pg, tensor, root, async_op)
     b = _mb.Buffer(tensor)
     req = pg.comm.Ibcast(b.arr, root=root)
     return _run(pg, "broadcast", [req], _finish_all([b]), async_op)
@@ -164,6 +177,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         return None
     MPI = _mpi()
     root = _group_rank(pg, 0 if dst is None else dst, group_dst, "reduce")
+    if (nc := _nccl(pg, tensor)) is not None:
+        return nc.reduce(pg, tensor, root, op, async_op)
     b = _mb.Buffer(tensor, reduce=True)
     mop = _mb.mpi_op(MPI, op, tensor.dtype)
     if pg.rank() == root:
@@ -192,6 +207,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_per_rank("all_gather", "tensor_list", tensor_list, pg)
     _same_dtype("all_gather", tensor, *tensor_list)
     _check_numels(tensor_list, tensor)
+    if (nc := _nccl(pg, tensor, *tensor_list)) is not None:
+        return nc.all_gather(pg, tensor_list, tensor, async_op)
     src = _mb.Buffer(tensor)
     ob, out = _flat_out(tensor, pg.size(), "all_gather")
     req = pg.comm.Iallgather(src.arr, ob.arr)
@@ -219,6 +236,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         raise ValueError("output tensor size must be equal to world_size times input tensor "
                          f"size: output {list(output_tensor.shape)}, input "
                          f"{list(input_tensor.shape)}, world_size {pg.size()}")
+    if (nc := _nccl(pg, output_tensor, input_tensor)) is not None:
+        return nc.all_gather_into_tensor(pg, output_tensor, input_tensor, async_op)
     src = _mb.Buffer(input_tensor)
     ob = _mb.Buffer(output_tensor)
     req = pg.comm.Iallgather(src.arr, ob.arr)
@@ -238,6 +257,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         raise ValueError("input tensor must be the same size as output size times world "
                          f"size: input {list(input.shape)}, output {list(output.shape)}, "
                          f"world_size {pg.size()}")
+    if (nc := _nccl(pg, output, input)) is not None:
+        return nc.reduce_scatter_tensor(pg, output, input, op, async_op)
     MPI = _mpi()
     ib = _mb.Buffer(input, reduce=True)
     ob = _mb.Buffer(output, reduce=True)
@@ -287,6 +308,8 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         return [s * row for s in splits]
     sc = counts(input, input_split_sizes, "input")
     rc = counts(output, output_split_sizes, "output")
+    if (nc := _nccl(pg, output, input)) is not None:
+        return nc.all_to_all_single(pg, output, input, sc, rc, async_op)
     ib = _mb.Buffer(input)
     ob = _mb.Buffer(output)
     sd = np.concatenate([[0], np.cumsum(sc)[:-1]]).astype(np.int64).tolist()
@@ -305,6 +328,8 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     from .._ops import creation, shape as _shape
     dt = input_tensor_list[0].dtype
     _same_dtype("all_to_all", *output_tensor_list, *input_tensor_list)
+    if (nc := _nccl(pg, *output_tensor_list, *input_tensor_list)) is not None:
+        return nc.all_to_all(pg, output_tensor_list, input_tensor_list, async_op)
     src = _shape.cat([t.detach().reshape(-1) for t in input_tensor_list])
     out = creation.empty((sum(t.numel() for t in output_tensor_list),), dtype=dt)
     ib, ob = _mb.Buffer(src), _mb.Buffer(out)
@@ -328,17 +353,22 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     if pg is None:
         return None
     root = _group_rank(pg, 0 if dst is None else dst, group_dst, "gather")
-    src = _mb.Buffer(tensor)
     if pg.rank() != root:
         if gather_list:
             raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
                              "ranks.")
+        if (nc := _nccl(pg, tensor)) is not None:
+            return nc.gather(pg, tensor, None, root, async_op)
+        src = _mb.Buffer(tensor)
         req = pg.comm.Igather(src.arr, None, root=root)
         return _run(pg, "gather", [req], None, async_op)
     _check_list(gather_list if gather_list is not None else 0, "gather_list", "gather")
     _check_per_rank("gather", "gather_list", gather_list, pg)
     _check_numels(gather_list, tensor)
     _same_dtype("gather", tensor, *gather_list)
+    if (nc := _nccl(pg, tensor, *gather_list)) is not None:
+        return nc.gather(pg, tensor, gather_list, root, async_op)
+    src = _mb.Buffer(tensor)
     ob, out = _flat_out(tensor, pg.size(), "gather")
     req = pg.comm.Igather(src.arr, ob.arr, root=root)
 
@@ -358,17 +388,22 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if pg is None:
         return None
     root = _group_rank(pg, 0 if src is None else src, group_src, "scatter")
-    ob = _mb.Buffer(tensor)
     if pg.rank() != root:
         if scatter_list:
             raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source "
                              "ranks.")
+        if (nc := _nccl(pg, tensor)) is not None:
+            return nc.scatter(pg, tensor, None, root, async_op)
+        ob = _mb.Buffer(tensor)
         req = pg.comm.Iscatter(None, ob.arr, root=root)
         return _run(pg, "scatter", [req], _finish_all([ob]), async_op)
     _check_list(scatter_list if scatter_list is not None else 0, "scatter_list", "scatter")
     _check_per_rank("scatter", "scatter_list", scatter_list, pg)
     _check_numels(scatter_list, tensor)
     _same_dtype("scatter", tensor, *scatter_list)
+    if (nc := _nccl(pg, tensor, *scatter_list)) is not None:
+        return nc.scatter(pg, tensor, scatter_list, root, async_op)
+    ob = _mb.Buffer(tensor)
     from .._ops import shape as _shape
     flat = _shape.cat([t.detach().reshape(-1) for t in scatter_list])
     ib = _mb.Buffer(flat)
@@ -381,6 +416,8 @@ def barrier(group=None, async_op=False, device_ids=None):
     pg = _resolve(group)
     if pg is None:
         return None
+    if (nc := _nccl(pg)) is not None:
+        return nc.barrier(pg, async_op, device_ids)
     return _run(pg, "barrier", [pg.comm.Ibarrier()], None, async_op)
 
 
@@ -391,6 +428,8 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     if pg is None:
         return None
     peer = _group_rank(pg, dst, group_dst, "isend")
+    if (nc := _nccl(pg, tensor)) is not None:
+        return nc.isend(pg, tensor, peer)
     b = _mb.Buffer(tensor)
     return Work(pg, "send", [pg.comm.Isend(b.arr, dest=peer, tag=tag)])
 
@@ -402,6 +441,9 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     pg = _resolve(group)
     if pg is None:
         return None
+    if (nc := _nccl(pg, tensor)) is not None:
+        return nc.irecv(pg, tensor, None if src is None and group_src is None else
+                        _group_rank(pg, src, group_src, "irecv"))
     MPI = _mpi()
     peer = MPI.ANY_SOURCE if src is None and group_src is None else \
         _group_rank(pg, src, group_src, "irecv")
@@ -446,6 +488,10 @@ class P2POp:
 
 def batch_isend_irecv(p2p_op_list):
     """Starts every operation of the list; returns their Works."""
+    pg = _resolve(p2p_op_list[0].group) if p2p_op_list else None
+    if pg is not None and (nc := _nccl(pg, *[p.tensor for p in p2p_op_list])) is not None:
+        return nc.batch_isend_irecv(pg, [(p.op is isend, p.tensor, _group_rank(
+            pg, p.peer, None, "batch_isend_irecv")) for p in p2p_op_list])
     return [p.op(p.tensor, p.peer, p.group, p.tag) for p in p2p_op_list]
 
 
@@ -457,6 +503,8 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
     if pg is None:
         return
     root = _group_rank(pg, 0 if src is None else src, group_src, "broadcast_object_list")
+    if (nc := _nccl(pg)) is not None:
+        return nc.broadcast_object_list(pg, object_list, root, device)
     if pg.rank() == root:
         data = pickle.dumps(list(object_list))
         size = np.array([len(data)], np.int64)
@@ -474,6 +522,8 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
 
 def _gather_bytes(pg, data, root=None):
     """Every rank's bytes (all of them when ``root`` is None, else on ``root`` only)."""
+    if (nc := _nccl(pg)) is not None:
+        return nc.gather_bytes(pg, data, root)
     n = pg.size()
     sizes = np.zeros(n, np.int64)
     mine = np.array([len(data)], np.int64)

@@ -6,7 +6,9 @@ start: they must be started by ``mpiexec -n N python script.py`` or by
 ``mpiexec`` of the ``mpich`` wheel and also sets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
 ``MASTER_ADDR`` and ``MASTER_PORT``). ``init_process_group`` then takes ``MPI.COMM_WORLD``;
 the ``env://`` and ``file://`` init methods and explicit ``rank``/``world_size`` are checked
-against it rather than used to connect processes (MPI has already connected them).
+against it rather than used to connect processes (MPI has already connected them). The
+``"nccl"`` backend forms its groups the same way and sends NCCL's unique id over them
+(nccl_backend.py).
 """
 import importlib.util
 import os
@@ -98,6 +100,7 @@ class ProcessGroup:
         self.timeout = timeout
         self._rank = comm.Get_rank()
         self.broken = None      # the error that left a collective unfinished (a timeout)
+        self.nccl = None        # nccl_backend.GroupState: cuda tensors go through NCCL
 
     def rank(self):
         return self._rank
@@ -185,20 +188,25 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     """Initializes the default process group over all the processes of the MPI world.
 
     ``backend``: ``"mpi"`` (CPU tensors, and ``cuda`` tensors through host memory),
-    ``"gloo"`` (served by MPI as well) or ``"nccl"`` (GPU tensors). ``timeout``: how long a
-    collective may wait for the other ranks before raising (default 30 minutes)."""
+    ``"gloo"`` (served by MPI as well) or ``"nccl"`` (GPU tensors through NCCL; MPI only
+    carries its unique id). ``timeout``: how long a collective may wait for the other ranks
+    before raising (default 30 minutes, 10 for NCCL). ``device_id``: with NCCL, make that
+    device's communicator now rather than at the first collective."""
     if GroupMember.WORLD is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    if timeout is None:
-        timeout = default_pg_timeout
+    if timeout is None:    # NCCL's default is 10 minutes in PyTorch
+        timeout = timedelta(minutes=10) if str(backend).lower() == "nccl" else \
+            default_pg_timeout
     if not isinstance(timeout, timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got "
                         f"{type(timeout)}")
     name = Backend(backend if backend is not None else "mpi")
-    if ":" in str(backend or ""):     # "cpu:gloo,cuda:nccl": the CPU one serves here
+    from . import nccl_backend
+    # "cpu:gloo,cuda:nccl": MPI serves cpu tensors, and cuda ones too without NCCL here
+    mixed = ":" in str(backend or "")
+    if mixed:
         name = Backend("mpi")
     if name == Backend.NCCL:
-        from . import nccl_backend
         nccl_backend.require()
     MPI = _mpi()
     _guard_exit()
@@ -208,6 +216,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     comm = world.Dup()
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     pg = ProcessGroup(comm, range(comm.Get_size()), str(name), timeout)
+    if name == Backend.NCCL or (mixed and "nccl" in backend and nccl_backend.is_available()):
+        nccl_backend.attach(pg, device_id)
     GroupMember.WORLD = pg
     _groups.append(pg)
 
@@ -241,6 +251,8 @@ def destroy_process_group(group=None):
         if group in _groups:
             _groups.remove(group)
     for pg in doomed:
+        if pg.nccl is not None:
+            pg.nccl.destroy()
         if pg.comm is not None:
             try:
                 # a group left broken by a timeout has a request in flight: freeing its
@@ -309,6 +321,10 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
         if not 0 <= r < size:
             raise ValueError(f"The new group's rank should be within the world_size set by "
                              f"init_process_group, got rank {r} for world size {size}")
+    nccl = backend is not None and Backend(backend) == Backend.NCCL
+    if nccl:
+        from . import nccl_backend
+        nccl_backend.require()
     MPI = _mpi()
     from .collectives import _wait_requests
     # agree on a tag first (a nonblocking barrier, so a dead rank times out here too)
@@ -319,5 +335,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     sub.Set_errhandler(MPI.ERRORS_RETURN)
     pg = ProcessGroup(sub, ranks, str(Backend(backend)) if backend else world.backend,
                       timeout if timeout is not None else world.timeout)
+    if nccl or (backend is None and world.nccl is not None):
+        from . import nccl_backend
+        nccl_backend.attach(pg, device_id)
     _groups.append(pg)
     return pg

@@ -236,8 +236,9 @@ class DistributedDataParallel(Module):
         from ..._ops import creation
         from ... import int32
         unused = {id(q) for q in self._unused}
+        # on the parameters' device: an nccl group carries no cpu tensors
         mask = creation.tensor([0 if id(q) in unused else 1 for q in self._params],
-                               dtype=int32)
+                               dtype=int32, device=self._params[0].device)
         self._used_mask = mask
         self._used_work = dist.all_reduce(mask, dist.ReduceOp.MAX,
                                           group=self.process_group, async_op=True)
