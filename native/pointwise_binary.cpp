@@ -2,6 +2,7 @@
 // power rules), comparisons, logical and bitwise ops, min/max and float functions of two
 // arguments. Operands arrive broadcast and promoted to one compute dtype.
 #include "pointwise.h"
+#include "pointwise_vmath.h"
 
 namespace fw {
 namespace pw {
@@ -207,6 +208,37 @@ struct Lerp {
   }
 };
 
+// gelu's backward, grad a at input b, fused (PyTorch's GeluBackward kernels; the
+// composite formula in autograd/formulas.py is the reference and the double backward).
+// Two kernels, erf and tanh, as for the forward: a branch in the loop stops the vectorizer.
+template <typename C> constexpr bool vm_float = std::is_same<C, float>::value ||
+                                                std::is_same<C, double>::value;
+struct GeluBackward {
+  template <typename T> using out_t = T;
+  template <typename C> static FW_PW_INLINE C apply(C g, C x, const Params&) {
+    const C u = x * C(M_SQRT1_2), h = C(-0.5) * x * x;
+    C e, q;
+    if constexpr (vm_float<C>) { e = vm::erf(u); q = vm::exp(h); }
+    else { e = std::erf(u); q = std::exp(h); }
+    const C cdf = C(0.5) * (C(1) + e);
+    const C pdf = q * C(0.3989422804014327);   // 1 / sqrt(2 pi)
+    return g * (cdf + x * pdf);
+  }
+};
+struct GeluTanhBackward {
+  template <typename T> using out_t = T;
+  template <typename C> static FW_PW_INLINE C apply(C g, C x, const Params&) {
+    const C k = C(0.7978845608028654), kappa = C(0.044715);   // sqrt(2 / pi)
+    const C x2 = x * x;
+    const C inner = k * (x + kappa * x2 * x);
+    C t;
+    if constexpr (vm_float<C>) t = vm::tanh(inner); else t = std::tanh(inner);
+    const C left = C(0.5) * x, right = C(1) + t;
+    const C dright = left * (C(1) - t * t) * k * (C(1) + C(3) * kappa * x2);
+    return g * (C(0.5) * right + dright);
+  }
+};
+
 // ---- min / max ----------------------------------------------------------------------------
 // maximum/minimum propagate NaN; fmax/fmin ignore it.
 FW_BINARY_OP(Maximum, same_t, C((is_nan(a) || a > b) ? a : b))
@@ -323,6 +355,8 @@ const std::vector<BinaryKernel>& binary_kernels() {
       FW_B("logaddexp2", LogAddExp2, M_FLOAT, "logaddexp2_cpu"),
       {"nextafter", nextafter_kernel},
       FW_B("lerp", Lerp, M_FLOAT, "lerp_kernel_scalar"),
+      FW_B("gelu_backward", GeluBackward, M_FLOAT, "GeluBackwardKernelImpl"),
+      FW_B("gelu_tanh_backward", GeluTanhBackward, M_FLOAT, "GeluBackwardKernelImpl"),
       FW_B("maximum", Maximum, M_ALL, "maximum_cpu"),
       FW_B("minimum", Minimum, M_ALL, "minimum_cpu"),
       FW_B("fmax", Fmax, M_ALL, "fmax_cpu"),

@@ -331,6 +331,12 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
                         f"{type(ord).__name__}")
     rdt = _out_dtype("linalg.vector_norm", x, dtype)
     dims = _dims_arg(dim, x.dim())
+    if out is None and rdt is x.dtype and x.dtype.name in ("float32", "float64") and \
+            ord in (1, 2, math.inf) and x.numel():
+        # the device's own reduction (pairwise sums in the dtype, as PyTorch's): no copy to
+        # the host, no float64 temporaries (clip_grad_norm_ calls this once per parameter)
+        from .reduction import norm
+        return norm(x, ord, list(dims), keepdim)
     a = np.abs(_host(x).astype(np.float64))
     if x.dim() and any(x._shape[d] == 0 for d in dims) and (ord < 0 or ord == math.inf):
         raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor "

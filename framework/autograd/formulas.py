@@ -201,6 +201,11 @@ def clamp_backward(grad, input, min=None, max=None):
 
 
 def gelu_backward(grad, input, approximate="none"):
+    if not (framework.is_grad_enabled() and (grad.requires_grad or input.requires_grad)):
+        # no double backward to record: one fused kernel instead of a dozen ops
+        from .._ops import pointwise
+        kernel = "gelu_tanh_backward" if approximate == "tanh" else "gelu_backward"
+        return pointwise.binary("gelu_backward", kernel, grad, input, None, "float")
     if approximate == "tanh":
         k = math.sqrt(2.0 / math.pi)
         inner = k * (input + 0.044715 * input.pow(3))

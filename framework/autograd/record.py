@@ -374,9 +374,14 @@ def _attach(d, edges, saved, result):
         return result
     outs = result if isinstance(result, tuple) else (result,)
     node._num_outputs = len(outs)
-    # (shape, dtype, device) per output, to give missing gradients of some outputs zeros
-    node._out_meta = tuple((o._shape, o.dtype, o._storage.device) if isinstance(o, Tensor)
-                           else None for o in outs)
+    # (shape, dtype, device) per output, to give missing gradients of some outputs zeros;
+    # None for outputs marked not differentiable (mean/rstd, lse, ...): no gradient ever
+    # reaches them and their formulas never read one, so the engine passes None (as
+    # PyTorch passes an undefined gradient) instead of filling zeros on every backward
+    nondiff = d.nondiff
+    node._out_meta = tuple((o._shape, o.dtype, o._storage.device)
+                           if isinstance(o, Tensor) and i not in nondiff else None
+                           for i, o in enumerate(outs))
     if d.save_result:
         node._results = _save_results(outs, d.saved_outputs)
     for i, o in enumerate(outs):

@@ -4,7 +4,7 @@ import triton.language as tl
 
 from .pointwise_math import (  # noqa: F401
     _isnan, _fdiv, _log1p, _signbit, _copysign, _sqrt, _f64, _atan64, _fmod64, _pow64,
-    _nextafter_bits,
+    _nextafter_bits, _tanh,
 )
 
 
@@ -98,6 +98,23 @@ def _ge(a, b, p0, p1, p2):
 @triton.jit
 def _lerp2(a, b, p0, p1, p2):
     return _lerp3(a, b, p0.to(a.dtype), p0, p1, p2)
+
+
+@triton.jit
+def _gelu_backward(g, x, p0, p1, p2):
+    """gelu's backward (grad g at input x), as native/pointwise_binary.cpp's GeluBackward."""
+    cdf = 0.5 * (1.0 + tl.erf(x * 0.7071067811865476))
+    pdf = tl.exp(-0.5 * x * x) * 0.3989422804014327
+    return g * (cdf + x * pdf)
+
+
+@triton.jit
+def _gelu_tanh_backward(g, x, p0, p1, p2):
+    k = 0.7978845608028654
+    x2 = x * x
+    t = _tanh(k * (x + 0.044715 * x2 * x))
+    dright = 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x2)
+    return g * (0.5 * (1.0 + t) + dright)
 
 
 @triton.jit

@@ -22,7 +22,7 @@ from .pointwise_binary import (  # noqa: F401
     _logaddexp2, _div_trunc, _div_floor, _remainder, _fmod, _pow, _atan2, _ldexp,
     _nextafter, _nextafter_f16, _nextafter_bf16, _lshift, _rshift, _where, _lerp3,
     _addcmul, _addcdiv, _clamp3, _mul_scalar, _div_scalar, _div_trunc_scalar,
-    _div_floor_scalar,
+    _div_floor_scalar, _gelu_backward, _gelu_tanh_backward,
 )
 from .pointwise_unary import (  # noqa: F401
     _neg, _abs, _exp, _log, _sqrt_op, _rsqrt, _sin, _cos, _tanh_op, _sigmoid, _relu, _gelu,
@@ -80,6 +80,7 @@ BINARY = {
     "div_trunc_scalar": (_div_trunc_scalar, FLOAT), "div_floor_scalar": (_div_floor_scalar, FLOAT),
     "remainder": (_remainder, NUM), "fmod": (_fmod, NUM), "pow": (_pow, NUM),
     "atan2": (_atan2, FLOAT), "ldexp": (_ldexp, FLOAT), "nextafter": (_nextafter, FLOAT),
+    "gelu_backward": (_gelu_backward, FLOAT), "gelu_tanh_backward": (_gelu_tanh_backward, FLOAT),
 }
 # (kernel, dtype name) -> function, where a dtype needs its own version of an op
 PER_DTYPE = {
