@@ -25,7 +25,8 @@ import triton
 import triton.language as tl
 
 from . import linalg
-from .linalg import GROUP_M, MODE_DOT, MODE_FMA, _ACC_DTYPE, _INT32_MAX, _extent, _load
+from .linalg import (MODE_DOT, MODE_FMA, _ACC_DTYPE, _INT32_MAX, _extent, _mm_loop,
+                     _tile_ids)
 from .pointwise import _down, _up
 from .pointwise_unary import _gelu, _gelu_tanh, _relu, _silu
 
@@ -63,14 +64,7 @@ def _linear_kernel(out, pre, a, w, bias, M, N, K, sam, sak, swn, swk, sbias, lay
     strides sam, sak; w: (N, K) with strides swn, swk; bias: (N,) with stride sbias (any
     pointer when not HAS_BIAS). layout: only a key of the autotuner. ACT: the activation's
     code (ACTIVATIONS). MODE, PRECISION, ACC, UPCAST, EVEN_M/N/K: as linalg._mm_kernel."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BLOCK_M)
-    num_n = tl.cdiv(N, BLOCK_N)
-    in_group = GROUP_M * num_n
-    first_m = (pid // in_group) * GROUP_M
-    group_m = tl.minimum(num_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % in_group) % group_m
-    pid_n = (pid % in_group) // group_m
+    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -89,21 +83,8 @@ def _linear_kernel(out, pre, a, w, bias, M, N, K, sam, sak, swn, swk, sbias, lay
     a_ptrs = a + offs_m[:, None] * sam + offs_k[None, :] * sak
     w_ptrs = w + offs_k[:, None] * swk + offs_n[None, :] * swn  # w^T: the (K, N) operand
 
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
-    for kk in range(0, tl.cdiv(K, BLOCK_K)):
-        mask_k = offs_k < K - kk * BLOCK_K
-        av = _load(a_ptrs, mask_m, mask_k, not EVEN_M, not EVEN_K)
-        wv = _load(w_ptrs, mask_k, mask_n, not EVEN_K, not EVEN_N)
-        if MODE == 0:
-            if UPCAST:
-                av = av.to(tl.float32)
-                wv = wv.to(tl.float32)
-            acc = tl.dot(av, wv, acc, input_precision=PRECISION)
-        else:
-            prod = av.to(ACC)[:, :, None] * wv.to(ACC)[None, :, :]
-            acc += tl.sum(prod, axis=1).to(ACC)
-        a_ptrs += step_a
-        w_ptrs += step_w
+    acc = _mm_loop(a_ptrs, w_ptrs, mask_m, mask_n, offs_k, K, step_a, step_w, MODE, PRECISION,
+                   ACC, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K)
 
     # epilogue: bias and activation on the accumulator, one rounding per stored value
     if HAS_BIAS:

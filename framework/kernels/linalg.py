@@ -102,6 +102,46 @@ def _load(ptrs, rows, cols, MASK_ROWS: tl.constexpr, MASK_COLS: tl.constexpr):
     return x
 
 
+@triton.jit
+def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(pid_m, pid_n) of this program's output tile, GROUP_M tile rows at a time so that
+    programs running together share operand tiles in L2."""
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BLOCK_M)
+    num_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * num_n
+    first_m = (pid // in_group) * GROUP_M
+    group_m = tl.minimum(num_m - first_m, GROUP_M)
+    return first_m + (pid % in_group) % group_m, (pid % in_group) // group_m
+
+
+@triton.jit
+def _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b,
+             MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
+             UPCAST: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
+             EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+             BLOCK_K: tl.constexpr):
+    """The (BLOCK_M, BLOCK_N) accumulator of a @ b over K, walking a_ptrs (BLOCK_M, BLOCK_K)
+    and b_ptrs (BLOCK_K, BLOCK_N) by step_a / step_b per K tile: tl.dot (MODE_DOT) or
+    multiply-and-sum in ACC (MODE_FMA, float64 and integers)."""
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    for kk in range(0, tl.cdiv(K, BLOCK_K)):
+        mask_k = offs_k < K - kk * BLOCK_K
+        av = _load(a_ptrs, mask_m, mask_k, not EVEN_M, not EVEN_K)
+        bv = _load(b_ptrs, mask_k, mask_n, not EVEN_K, not EVEN_N)
+        if MODE == 0:
+            if UPCAST:
+                av = av.to(tl.float32)
+                bv = bv.to(tl.float32)
+            acc = tl.dot(av, bv, acc, input_precision=PRECISION)
+        else:
+            prod = av.to(ACC)[:, :, None] * bv.to(ACC)[None, :, :]
+            acc += tl.sum(prod, axis=1).to(ACC)
+        a_ptrs += step_a
+        b_ptrs += step_b
+    return acc
+
+
 @triton.jit(do_not_specialize=["nbatch", "layout"])
 def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
                bshape, bso, bsa, bsb, b0, ksplit, split_stride, alpha, beta, nbatch, layout,
@@ -124,14 +164,7 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
     dot the operands as float32 (exact for bfloat16; only under Triton's interpreter, whose
     tl.dot multiplies the raw bits of bfloat16 operands). EVEN_M/N/K: the size is a multiple
     of its tile, so loads along it need no mask (set by the heuristics below)."""
-    pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BLOCK_M)
-    num_n = tl.cdiv(N, BLOCK_N)
-    in_group = GROUP_M * num_n
-    first_m = (pid // in_group) * GROUP_M
-    group_m = tl.minimum(num_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % in_group) % group_m
-    pid_n = (pid % in_group) // group_m
+    pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
 
     bi = tl.program_id(2).to(tl.int64) + b0
     off_o, off_a, off_b = _batch_offsets(bi, bshape, bso, bsa, bsb, NB)
@@ -159,21 +192,8 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
     a_ptrs = a + offs_m[:, None] * sam + offs_k[None, :] * sak
     b_ptrs = b + offs_k[:, None] * sbk + offs_n[None, :] * sbn
 
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
-    for kk in range(0, tl.cdiv(k_len, BLOCK_K)):
-        mask_k = offs_k < k_len - kk * BLOCK_K
-        av = _load(a_ptrs, mask_m, mask_k, not EVEN_M, not EVEN_K)
-        bv = _load(b_ptrs, mask_k, mask_n, not EVEN_K, not EVEN_N)
-        if MODE == 0:
-            if UPCAST:
-                av = av.to(tl.float32)
-                bv = bv.to(tl.float32)
-            acc = tl.dot(av, bv, acc, input_precision=PRECISION)
-        else:
-            prod = av.to(ACC)[:, :, None] * bv.to(ACC)[None, :, :]
-            acc += tl.sum(prod, axis=1).to(ACC)
-        a_ptrs += step_a
-        b_ptrs += step_b
+    acc = _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, k_len, step_a, step_b, MODE,
+                   PRECISION, ACC, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K)
 
     mask = mask_m[:, None] & mask_n[None, :]
     c_ptrs = out + offs_m[:, None] * som + offs_n[None, :] * son
