@@ -26,7 +26,7 @@ import triton.language as tl
 
 from . import linalg
 from .linalg import (MODE_DOT, MODE_FMA, _ACC_DTYPE, _INT32_MAX, _extent, _mm_loop,
-                     _tile_ids)
+                     _tile_ids, _tile_operands)
 from .pointwise import _down, _up
 from .pointwise_unary import _gelu, _gelu_tanh, _relu, _silu
 
@@ -66,22 +66,9 @@ def _linear_kernel(out, pre, a, w, bias, M, N, K, sam, sak, swn, swk, sbias, lay
     code (ACTIVATIONS). MODE, PRECISION, ACC, UPCAST, EVEN_M/N/K: as linalg._mm_kernel."""
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
 
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    if IDX64:
-        offs_m = offs_m.to(tl.int64)
-        offs_n = offs_n.to(tl.int64)
-        offs_k = offs_k.to(tl.int64)
-        step_a = tl.cast(sak, tl.int64) * BLOCK_K
-        step_w = tl.cast(swk, tl.int64) * BLOCK_K
-    else:
-        step_a = sak * BLOCK_K
-        step_w = swk * BLOCK_K
-    mask_m = offs_m < M
-    mask_n = offs_n < N
-    a_ptrs = a + offs_m[:, None] * sam + offs_k[None, :] * sak
-    w_ptrs = w + offs_k[:, None] * swk + offs_n[None, :] * swn  # w^T: the (K, N) operand
+    # w^T is the (K, N) operand: strides (swk, swn)
+    offs_m, offs_n, mask_m, mask_n, offs_k, a_ptrs, w_ptrs, step_a, step_w = _tile_operands(
+        a, w, pid_m, pid_n, M, N, sam, sak, swk, swn, IDX64, BLOCK_M, BLOCK_N, BLOCK_K)
 
     acc = _mm_loop(a_ptrs, w_ptrs, mask_m, mask_n, offs_k, K, step_a, step_w, MODE, PRECISION,
                    ACC, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K)

@@ -116,6 +116,29 @@ def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.co
 
 
 @triton.jit
+def _tile_operands(a, b, pid_m, pid_n, M, N, sam, sak, sbk, sbn, IDX64: tl.constexpr,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """The row and column offsets of tile (pid_m, pid_n), their masks, the pointers of the
+    first K tile of a (M, K) and b (K, N) (element strides sam, sak / sbk, sbn), the K
+    offsets, and each operand's step per K tile (int64 offsets when IDX64)."""
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    if IDX64:
+        offs_m = offs_m.to(tl.int64)
+        offs_n = offs_n.to(tl.int64)
+        offs_k = offs_k.to(tl.int64)
+        step_a = tl.cast(sak, tl.int64) * BLOCK_K
+        step_b = tl.cast(sbk, tl.int64) * BLOCK_K
+    else:
+        step_a = sak * BLOCK_K
+        step_b = sbk * BLOCK_K
+    a_ptrs = a + offs_m[:, None] * sam + offs_k[None, :] * sak
+    b_ptrs = b + offs_k[:, None] * sbk + offs_n[None, :] * sbn
+    return offs_m, offs_n, offs_m < M, offs_n < N, offs_k, a_ptrs, b_ptrs, step_a, step_b
+
+
+@triton.jit
 def _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b,
              MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
              UPCAST: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
@@ -175,22 +198,8 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
     b += off_b + k_lo.to(tl.int64) * sbk
     out += off_o + split.to(tl.int64) * split_stride
 
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    if IDX64:
-        offs_m = offs_m.to(tl.int64)
-        offs_n = offs_n.to(tl.int64)
-        offs_k = offs_k.to(tl.int64)
-        step_a = tl.cast(sak, tl.int64) * BLOCK_K
-        step_b = tl.cast(sbk, tl.int64) * BLOCK_K
-    else:
-        step_a = sak * BLOCK_K
-        step_b = sbk * BLOCK_K
-    mask_m = offs_m < M
-    mask_n = offs_n < N
-    a_ptrs = a + offs_m[:, None] * sam + offs_k[None, :] * sak
-    b_ptrs = b + offs_k[:, None] * sbk + offs_n[None, :] * sbn
+    offs_m, offs_n, mask_m, mask_n, offs_k, a_ptrs, b_ptrs, step_a, step_b = _tile_operands(
+        a, b, pid_m, pid_n, M, N, sam, sak, sbk, sbn, IDX64, BLOCK_M, BLOCK_N, BLOCK_K)
 
     acc = _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, k_len, step_a, step_b, MODE,
                    PRECISION, ACC, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K)
