@@ -242,7 +242,15 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             return True, self._data_queue.get(timeout=timeout)
         except Exception as e:
             # on a timeout, or a batch that cannot be received (its sender died), check
-            # whether workers died: the only check, no SIGCHLD handler is installed
+            # whether workers died: the only check, no SIGCHLD handler is installed. A batch
+            # whose sender was just killed can fail before the kill is visible: give the
+            # dead process up to a second to be reaped
+            if not isinstance(e, queue.Empty):
+                end = time.monotonic() + 1.0
+                while time.monotonic() < end and all(
+                        w.is_alive() for i, w in enumerate(self._workers)
+                        if self._workers_status[i]):
+                    time.sleep(0.01)
             failed = []
             for worker_id, w in enumerate(self._workers):
                 if self._workers_status[worker_id] and not w.is_alive():
