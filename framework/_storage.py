@@ -7,6 +7,7 @@ from . import _C
 from ._device import CPU
 
 _host_alloc = _C.host_alloc
+_writable_address = _C.writable_address
 
 class Storage:
     """A device buffer. On the CPU ``buf`` is a 64-byte aligned host buffer or the NumPy
@@ -49,11 +50,10 @@ def cpu_from_array(arr):
     and the element offset of ``arr[0, ..., 0]`` inside it."""
     if arr.size == 0:
         return cpu_alloc(0), 0
-    if arr.flags.c_contiguous and arr.flags.writeable:
-        # the common case, without building a ctypes array: a byte view of the array keeps
-        # it alive through its ``base``
-        buf = arr.reshape(-1).view(np.uint8)
-        return Storage(arr.__array_interface__["data"][0], arr.nbytes, CPU, buf), 0
+    flags = arr.flags
+    if flags.c_contiguous and flags.writeable:
+        # the common case: the array itself is the buffer (it keeps its memory alive)
+        return Storage(_writable_address(arr), arr.nbytes, CPU, arr), 0
     itemsize = arr.itemsize
     lo = hi = 0
     for n, st in zip(arr.shape, arr.strides):

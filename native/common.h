@@ -8,7 +8,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -147,17 +149,32 @@ template <typename T> inline T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p
 // A loop nest over `shape` for K operands with their own strides (in elements). Dims of
 // size 1 are dropped and dims that are contiguous for every operand are merged, so a
 // contiguous or simply-broadcast problem becomes one flat loop.
+constexpr int kMaxNestDims = 64;
+
 template <int K>
 struct Nest {
   Shape shape;                       // outermost first
   std::vector<int64_t> strides[K];   // strides[k][d]
   int64_t numel = 1;
 
-  Nest(const Shape& shp, const std::vector<const Shape*>& st) {
+  // by_first: visit dims in decreasing order of operand 0's |stride| (stable) rather than
+  // as given, for elementwise loops whose result does not depend on the visiting order: a
+  // permuted dense output (PyTorch's preserve_format) then runs as one contiguous loop.
+  Nest(const Shape& shp, const std::vector<const Shape*>& st, bool by_first = false) {
     const int nd = (int)shp.size();
     for (int k = 0; k < K; k++)
       if ((int)st[k]->size() != nd) fail("internal: stride rank mismatch");
-    for (int d = 0; d < nd; d++) {
+    int order[kMaxNestDims];
+    const bool sorted = by_first && nd > 1 && nd <= kMaxNestDims;
+    for (int d = 0; d < nd && sorted; d++) order[d] = d;
+    if (sorted) {
+      const Shape& s0 = *st[0];
+      std::stable_sort(order, order + nd, [&](int x, int y) {
+        return std::llabs(s0[x]) > std::llabs(s0[y]);
+      });
+    }
+    for (int j = 0; j < nd; j++) {
+      const int d = sorted ? order[j] : j;
       numel *= shp[d];
       if (shp[d] == 1) continue;
       bool merge = !shape.empty();

@@ -25,7 +25,7 @@ inline D cast(S v) {
 
 template <typename D, typename S>
 void copy_impl(uintptr_t dst, uintptr_t src, const Shape& shape, const Shape& sd, const Shape& ss) {
-  Nest<2> nest(shape, {&sd, &ss});
+  Nest<2> nest(shape, {&sd, &ss}, true);
   D* d = ptr<D>(dst);
   const S* s = ptr<S>(src);
   const int64_t id = nest.inner_stride(0), is = nest.inner_stride(1);
@@ -53,7 +53,7 @@ void copy_impl(uintptr_t dst, uintptr_t src, const Shape& shape, const Shape& sd
 
 template <typename T>
 void fill_impl(uintptr_t dst, const Shape& shape, const Shape& sd, T v) {
-  Nest<1> nest(shape, {&sd});
+  Nest<1> nest(shape, {&sd}, true);
   T* d = ptr<T>(dst);
   const int64_t id = nest.inner_stride(0);
   nest.parallel([&](const int64_t* off, int64_t n) {

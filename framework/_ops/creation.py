@@ -10,6 +10,7 @@ from .._storage import cpu_from_array
 from .._tensor import Tensor
 from . import alloc
 from . import args as _args
+from . import memory_format as _memory_format
 from . import pointwise as _pointwise
 
 _make = Tensor._make
@@ -299,13 +300,17 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return _full(shape, value, alloc.resolve_dtype(dtype), device, requires_grad, out)
 
 
-def _full(shape, value, dt, device, requires_grad, out=None):
+def _full(shape, value, dt, device, requires_grad, out=None, like=None, fmt=None):
     """A tensor of ``shape`` filled with the Python number ``value``, after PyTorch's
-    range check of the value for ``dt``."""
+    range check of the value for ``dt``; laid out like tensor ``like`` in memory format
+    ``fmt`` when given (the ``*_like`` factories)."""
     _args.check_range(value, dt)
     if value.__class__ is builtins.int and value > _args.INT64_MAX:
         value = builtins.float(value)   # a uint64 Scalar into a floating dtype
-    t = alloc.empty(shape, dt, alloc.resolve_device(device))
+    if like is None or (fmt is None and like.is_contiguous()):
+        t = alloc.empty(shape, dt, alloc.resolve_device(device))
+    else:
+        t = _memory_format.empty_like(like, dt, alloc.resolve_device(device), fmt)
     alloc.backend(t._storage.device).copy.fill(t, value)
     return _finish(t, requires_grad, out)
 
@@ -335,25 +340,31 @@ def _like(input, dtype, device):
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """An uninitialised tensor of input's size, in input's layout (preserve_format) unless
+    ``memory_format`` says otherwise."""
     dt, dev = _like(input, dtype, device)
-    return _finish(alloc.empty(input._shape, dt, dev), requires_grad)
+    return _finish(_memory_format.empty_like(input, dt, dev, memory_format), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     dt, dev = _like(input, dtype, device)
-    return _full(input._shape, _args.scalar("full_like", "fill_value", fill_value, 2), dt, dev,
-                 requires_grad)
+    value = _args.scalar("full_like", "fill_value", fill_value, 2)
+    return _fill_like(input, value, dt, dev, requires_grad, memory_format)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like(input, dtype, device)
-    return _full(input._shape, 0, dt, dev, requires_grad)
+    return _fill_like(input, 0, dt, dev, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     dt, dev = _like(input, dtype, device)
-    return _full(input._shape, 1, dt, dev, requires_grad)
+    return _fill_like(input, 1, dt, dev, requires_grad, memory_format)
+
+
+def _fill_like(input, value, dt, dev, requires_grad, fmt):
+    return _full(input._shape, value, dt, dev, requires_grad, like=input, fmt=fmt)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
@@ -549,7 +560,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 def _parse_to(args, kwargs):
     dev, dt, copy = kwargs.pop("device", None), kwargs.pop("dtype", None), kwargs.pop("copy", False)
     non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)
+    fmt = _memory_format.check("to", kwargs.pop("memory_format", None))
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
@@ -567,21 +578,30 @@ def _parse_to(args, kwargs):
             continue
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-    return dev, dt, non_blocking, copy
+    return dev, dt, non_blocking, copy, fmt
 
 
 def to(self, *args, **kwargs):
-    """Converts dtype and/or device; returns self when nothing changes (unless copy=True)."""
-    dev, dt, non_blocking, copy = _parse_to(args, dict(kwargs))
+    """Converts dtype and/or device; returns self when nothing changes (unless copy=True).
+    The result keeps self's layout (``memory_format=preserve_format``) unless another
+    memory format is asked for."""
+    dev, dt, non_blocking, copy, fmt = _parse_to(args, kwargs) if kwargs else \
+        _parse_to(args, {})
     dev = self._storage.device if dev is None else alloc.resolve_device(dev)
     dt = self.dtype if dt is None else alloc.resolve_dtype(dt)
-    if dev is self._storage.device and dt is self.dtype and not copy:
+    keep = fmt is None or fmt is _memory_format.preserve_format
+    if dev is self._storage.device and dt is self.dtype and not copy and (
+            keep or self.is_contiguous(memory_format=fmt)):
         return self
     out = self
     if dev is not self._storage.device:
         out = to_device(out, dev, non_blocking)
+    if not keep and not out.is_contiguous(memory_format=fmt):
+        res = _memory_format.empty_like(out, dt, dev, fmt, "to")
+        alloc.backend(dev).copy.copy(res, out, out._stride)
+        return res
     if dt is not out.dtype:
-        out = _pointwise.convert(out, dt, dev)
+        out = _pointwise.convert(out, dt, dev, True)
     elif copy and out is self:
         out = out.clone()
     return out

@@ -25,6 +25,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._device import CPU
 from . import alloc
+from . import memory_format
 from . import args as _args
 from .args import check_range
 from .overlap import TOO_HARD, check_internal, check_partial, overlap
@@ -133,20 +134,38 @@ def as_operand(x, dtype, device):
             x = _args.scalar("", "other", x)    # NumPy scalars as Python numbers
         return scalar_tensor(x, dtype, device)
     if x.dtype is not dtype or x._storage.device is not device:
-        return convert(x, dtype, device)
+        return convert(x, dtype, device, True)
     return x
 
 
-def convert(x, dtype, device):
-    """A copy of ``x`` converted to ``dtype`` and moved to ``device``."""
+def convert(x, dtype, device, preserve=False):
+    """A copy of ``x`` converted to ``dtype`` and moved to ``device``: contiguous, or
+    (``preserve``) in x's layout as PyTorch's ``to`` keeps it (memory_format.dense_like)."""
     if x._storage.device is not device:
         from .creation import to_device
         x = to_device(x, device)
         if x.dtype is dtype:
             return x
-    out = alloc.empty(x._shape, dtype, device)
+    if preserve and x._stride != alloc.contiguous_strides(x._shape):
+        out = memory_format.empty_like(x, dtype, device)
+    else:
+        out = alloc.empty(x._shape, dtype, device)
     alloc.backend(device).copy.copy(out, x, x._stride)
     return out
+
+
+def result(shape, dtype, device, strides):
+    """A new elementwise result of ``shape`` whose operands have ``strides`` (expanded
+    to ``shape``): contiguous when the first operand is (the common case), else laid out
+    as PyTorch's TensorIterator lays it out (memory_format.iter_strides)."""
+    cs = alloc.contiguous_strides(shape)
+    st = strides[0]
+    if st == cs or (len(strides) > 1 and strides[1] == cs and not any(st)):
+        return alloc.empty(shape, dtype, device)
+    st = memory_format.iter_strides(shape, strides)
+    if st == cs:
+        return alloc.empty(shape, dtype, device)
+    return alloc.empty_strided(shape, st, dtype, device)
 
 
 def checked_scalar(value, dtype, opmath=False):
@@ -275,10 +294,10 @@ def unary(op, kernel, x, out, promote, p0=0.0, p1=0.0, p2=0.0):
     cdt, rdt = compute_dtypes(promote, x.dtype)
     given = x
     if cdt is not x.dtype:
-        x = convert(x, cdt, device)
+        x = convert(x, cdt, device, True)
     shape = x._shape
     if out is None:
-        res, target = alloc.empty(shape, rdt, device), None
+        res, target = result(shape, rdt, device, (x._stride,)), None
     else:
         res, target = _output(op, out, shape, rdt, device, out is x, (given,))
         if x is not res and x._storage is res._storage:
@@ -324,7 +343,7 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
     else:
         shape, st_a, st_b = _broadcast_geometry(a, b)
     if out is None:
-        res, target = alloc.empty(shape, rdt, device), None
+        res, target = result(shape, rdt, device, (st_a, st_b)), None
     else:
         res, target = _output(op, out, shape, rdt, device, out is a, (a0, b0))
         if a is not res and a._storage is res._storage:
@@ -387,14 +406,15 @@ def ternary(op, kernel, a, b, c, out, dtypes, p0=0.0):
     c = as_operand(c, dbc, device)
     shape = broadcast_shapes(a._shape, b._shape, c._shape)
     if out is None:
-        res, target = alloc.empty(shape, rdt, device), None
+        strides = (expand_strides(a, shape), expand_strides(b, shape), expand_strides(c, shape))
+        res, target = result(shape, rdt, device, strides), None
     else:
         res, target = _output(op, out, shape, rdt, device, out is a, given)
         a, b, c = (_read_first(res, t)[0] if t is not res and t._storage is res._storage
                    else t for t in (a, b, c))
-    alloc.backend(device).pointwise.ternary(kernel, res, a, expand_strides(a, shape), b,
-                                            expand_strides(b, shape), c,
-                                            expand_strides(c, shape), p0)
+        strides = (expand_strides(a, shape), expand_strides(b, shape), expand_strides(c, shape))
+    alloc.backend(device).pointwise.ternary(kernel, res, a, strides[0], b, strides[1], c,
+                                            strides[2], p0)
     return _finish(res, target)
 
 

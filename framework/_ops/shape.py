@@ -13,7 +13,8 @@ from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, args
 from .pointwise import require_tensor, check_out, common_device, type_name
-from .views import _dims, _view, _view_strides, clone, reshape, transpose, unsqueeze
+from .views import (_dims, _view, _view_strides, contiguous, reshape, transpose,
+                    unsqueeze)
 
 _make = Tensor._make
 _PROMOTE = _dtype._PROMOTE
@@ -517,7 +518,7 @@ def _interleave_counts(input, d, repeats, output_size):
     src = input
     stride = _view_strides(shape, input._stride, (outer, n, inner))
     if stride is None:
-        src = clone(input)
+        src = contiguous(input)
         stride = alloc.contiguous_strides((outer, n, inner))
     src = _make(src._storage, (outer, n, inner), stride, src._offset, src.dtype)
     res = alloc.empty(shape[:d] + (total,) + shape[d + 1:], input.dtype, input._storage.device)

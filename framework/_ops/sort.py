@@ -269,7 +269,7 @@ def _unique(op, input, do_sort, return_inverse, return_counts, dim):
     _check_tensor(op, input)
     device = input._storage.device
     if dim is None:
-        x = clone(input) if not input.is_contiguous() else input
+        x = contiguous(input)
         n, m, rest = input.numel(), 1, ()
         inverse_shape = input._shape
     else:
@@ -277,7 +277,7 @@ def _unique(op, input, do_sort, return_inverse, return_counts, dim):
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = _wrap_dim(dim, input.dim())
         moved = movedim(input, d, 0)
-        x = clone(moved) if not moved.is_contiguous() else moved
+        x = contiguous(moved)
         n = _dim_size(input, d)
         rest = moved._shape[1:]
         m = alloc.numel(rest)

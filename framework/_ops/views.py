@@ -5,6 +5,7 @@ import builtins
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, args, overlap
+from . import memory_format as _memory_format
 
 _make = Tensor._make
 
@@ -125,7 +126,7 @@ def reshape(input, *shape):
 
 
 def _reshape_copy(input, shape):
-    c = clone(input)
+    c = clone(input, memory_format=_memory_format.contiguous_format)
     return _make(c._storage, shape, alloc.contiguous_strides(shape), 0, c.dtype)
 
 
@@ -214,6 +215,18 @@ swapaxes = swapdims = transpose
 
 def permute(input, *dims):
     """Reorders the dims."""
+    if len(dims) == 1 and dims[0].__class__ in (tuple, list):
+        dims = dims[0]
+    shape, stride = input._shape, input._stride
+    nd = len(shape)
+    if len(dims) == nd:   # the common call: ints in range, each once (checked, cheaply)
+        wrapped = [d + nd if d < 0 else d for d in dims
+                   if d.__class__ is int and -nd <= d < nd]
+        if len(wrapped) == nd and len(set(wrapped)) == nd:
+            t = _make(input._storage, tuple([shape[d] for d in wrapped]),
+                      tuple([stride[d] for d in wrapped]), input._offset, input.dtype)
+            t._base = input if input._base is None else input._base
+            return t
     dims = _dims("permute", dims, "dims")
     nd = input.dim()
     if len(dims) != nd:
@@ -483,14 +496,23 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 def contiguous(input, memory_format=None):
-    """Self if already contiguous, else a contiguous copy."""
-    return input if input.is_contiguous() else clone(input)
+    """Self if already contiguous in ``memory_format`` (default contiguous_format), else
+    a copy that is."""
+    fmt = _memory_format.contiguous_format if memory_format is None else memory_format
+    if input.is_contiguous(memory_format=fmt):
+        return input
+    return clone(input, memory_format=fmt)
 
 
 def clone(input, *, memory_format=None):
-    """A copy with its own (contiguous) memory."""
-    out = alloc.empty(input._shape, input.dtype, input._storage.device)
-    alloc.backend(out._storage.device).copy.copy(out, input, input._stride)
+    """A copy with its own memory, in input's layout (preserve_format) unless
+    ``memory_format`` says otherwise."""
+    device = input._storage.device
+    if memory_format is None and input._stride == alloc.contiguous_strides(input._shape):
+        out = alloc.empty(input._shape, input.dtype, device)
+    else:
+        out = _memory_format.empty_like(input, input.dtype, device, memory_format, "clone")
+    alloc.backend(device).copy.copy(out, input, input._stride)
     return out
 
 

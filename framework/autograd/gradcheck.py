@@ -44,13 +44,14 @@ def _analytical(fn, inputs, i, outputs):
     import numpy as np
     from . import grad as _grad
     from .._ops import creation
+    from .._ops.memory_format import contiguous_format
     x = inputs[i]
     rows = []
     total = sum(o.numel() for o in outputs)
     for k in range(total):
         gos, off = [], 0
         for o in outputs:
-            g = creation.zeros_like(o)
+            g = creation.zeros_like(o, memory_format=contiguous_format)
             if off <= k < off + o.numel():
                 g.reshape(-1)[k - off] = 1.0
             off += o.numel()

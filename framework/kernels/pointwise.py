@@ -243,7 +243,14 @@ def geometry(out, in_strides):
         n *= s
     if n == 0:
         return None
-    shape, strides = collapse(shape, [so] + [tuple(s) for s in in_strides])
+    strides = [so] + [tuple(s) for s in in_strides]
+    if len(shape) > 1 and any(so[d] < so[d + 1] for d in range(len(so) - 1)):
+        # visit dims in out's memory order (a permuted dense out, PyTorch's preserve_format,
+        # then merges into one contiguous run); the order does not change an elementwise op
+        order = sorted(range(len(shape)), key=lambda d: -abs(so[d]))
+        shape = tuple(shape[d] for d in order)
+        strides = [tuple(st[d] for d in order) for st in strides]
+    shape, strides = collapse(shape, strides)
     ndim = len(shape)
     if ndim > MAX_DIMS:
         raise RuntimeError(f"pointwise kernel: {ndim} non-mergeable dims, at most {MAX_DIMS}")

@@ -469,12 +469,10 @@ class Module(_StateDictMixin, _ModuleHooksMixin):
     def to(self, *args, **kwargs):
         r"""Moves and/or casts parameters and buffers: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)``, ``non_blocking=``. Only floating point
-        tensors change dtype. Returns self."""
+        tensors change dtype; ``memory_format=`` applies to 4-d and 5-d ones. Returns self."""
         from ..._ops.creation import _parse_to
         from ..._ops import alloc
-        kw = dict(kwargs)
-        kw.pop("memory_format", None)
-        device, dtype, non_blocking, _ = _parse_to(args, kw)
+        device, dtype, non_blocking, _, fmt = _parse_to(args, dict(kwargs))
         if dtype is not None:
             dtype = alloc.resolve_dtype(dtype)
             if not (dtype.is_floating_point or getattr(dtype, "is_complex", False)):
@@ -485,6 +483,9 @@ class Module(_StateDictMixin, _ModuleHooksMixin):
 
         def convert(t):
             dt = dtype if t.is_floating_point() else None
+            if fmt is not None and t.dim() in (4, 5):
+                return t.to(device=device, dtype=dt, non_blocking=non_blocking,
+                            memory_format=fmt)
             return t.to(device=device, dtype=dt, non_blocking=non_blocking)
 
         return self._apply(convert)
