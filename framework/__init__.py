@@ -32,6 +32,9 @@ from ._tensor_str import set_printoptions  # noqa: E402,F401
 from . import _ops  # noqa: E402
 from ._ops import dispatcher as _dispatcher  # noqa: E402
 from ._ops.pointwise import broadcast_shapes  # noqa: E402,F401
+from ._ops.memory_format import (  # noqa: E402,F401
+    memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
+    layout, strided)
 from ._ops.views import broadcast_tensors  # noqa: E402,F401
 from . import backends, cuda, linalg  # noqa: E402,F401
 from .cuda import OutOfMemoryError  # noqa: E402,F401
@@ -47,7 +50,8 @@ from .random import (  # noqa: E402,F401
 # framework.nn.functional re-exports beside its Python-level functions; nn itself is
 # imported last because its modules lean on autograd.
 _nn_functional_ops = _types.ModuleType("framework._nn_functional_ops")
-_dispatcher.install({"": _sys.modules[__name__], "linalg": linalg,
+from . import special  # noqa: E402
+_dispatcher.install({"": _sys.modules[__name__], "linalg": linalg, "special": special,
                      "nn.functional": _nn_functional_ops})
 from . import autograd  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402,F401
@@ -88,6 +92,9 @@ from ._ops.autocast import (  # noqa: E402,F401
 _ops.autocast.install([("", _sys.modules[__name__]), ("", Tensor), ("linalg.", linalg),
                        ("nn.functional.", nn.functional)])
 from .serialization import save, load  # noqa: E402,F401
+# PyTorch's function forms of three in-place Tensor methods (torch.fill_(t, v), ...)
+fill_, zero_, resize_as_ = Tensor.fill_, Tensor.zero_, Tensor.resize_as_
+from ._dlpack import from_dlpack  # noqa: E402,F401
 
 
 def __getattr__(name):

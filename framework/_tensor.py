@@ -148,7 +148,8 @@ class Tensor:
 
     @property
     def layout(self):
-        return "strided"
+        from ._ops.memory_format import strided
+        return strided
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -160,7 +161,11 @@ class Tensor:
         return self.dtype.is_signed
 
     def is_contiguous(self, memory_format=None):
-        """Whether elements are laid out row-major without gaps (size-1 dims ignored)."""
+        """Whether elements are laid out row-major without gaps (size-1 dims ignored), or in
+        ``memory_format`` (``framework.channels_last``...) when given."""
+        if memory_format is not None:
+            from ._ops.memory_format import is_contiguous
+            return is_contiguous(self._shape, self._stride, memory_format)
         expected = 1
         for n, st in zip(reversed(self._shape), reversed(self._stride)):
             if n != 1:
@@ -318,6 +323,11 @@ class Tensor:
         self._requires_grad = False
         return self
 
+    def polygamma_(self, n):
+        """In-place version of :meth:`polygamma` (its row in ops.yaml takes ``n`` first)."""
+        from ._ops.special import polygamma_
+        return polygamma_(self, n)
+
     # ---- conversion to Python and NumPy ----------------------------------------------
     def _host_array(self):
         """A NumPy view of the data (CPU) or a host copy (CUDA); bfloat16 widened to float32."""
@@ -349,8 +359,24 @@ class Tensor:
         return self._host_array()
 
     def __array__(self, dtype=None, copy=None):
-        arr = self.detach().numpy() if self._storage.device.type == "cpu" else self._host_array()
-        return arr if dtype is None else arr.astype(dtype)
+        # as torch: cuda tensors and tensors that require grad raise (numpy()'s errors);
+        # like torch, no __array_interface__: NumPy goes through __array__ (or DLPack)
+        arr = self.numpy()
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (versioned when ``max_version``
+        is at least (1, 0))."""
+        from ._dlpack import to_capsule
+        return to_capsule(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        from ._dlpack import dlpack_device
+        return dlpack_device(self)
 
     def item(self):
         """The value of a one-element tensor as a Python number."""

@@ -10,6 +10,7 @@ void register_reduction(py::module_& m);
 void register_sort(py::module_& m);
 void register_index(py::module_& m);
 void register_linalg(py::module_& m);
+void register_lapack(py::module_& m);
 void register_random(py::module_& m);
 void register_shape(py::module_& m);
 void register_conv(py::module_& m);
@@ -44,6 +45,7 @@ PYBIND11_MODULE(_C, m) {
   fw::register_sort(m);
   fw::register_index(m);
   fw::register_linalg(m);
+  fw::register_lapack(m);
   fw::register_random(m);
   fw::register_shape(m);
   fw::register_conv(m);

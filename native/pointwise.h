@@ -112,7 +112,7 @@ void unary_loop(uintptr_t out, uintptr_t x, const Shape& shape, const Shape& so,
                 const Shape& sx, const Params& p) {
   using R = typename Op::template out_t<T>;
   using C = acc_t<T>;
-  Nest<2> nest(shape, {&so, &sx});
+  Nest<2> nest(shape, {&so, &sx}, true);
   const int64_t io = nest.inner_stride(0), ix = nest.inner_stride(1);
   R* o0 = ptr<R>(out);
   const T* x0 = ptr<T>(x);
@@ -174,7 +174,7 @@ void binary_loop(uintptr_t out, uintptr_t a, uintptr_t b, const Shape& shape, co
                  const Shape& sa, const Shape& sb, const Params& p) {
   using R = typename Op::template out_t<T>;
   using C = acc_t<T>;
-  Nest<3> nest(shape, {&so, &sa, &sb});
+  Nest<3> nest(shape, {&so, &sa, &sb}, true);
   const int64_t io = nest.inner_stride(0), ia = nest.inner_stride(1), ib = nest.inner_stride(2);
   R* o0 = ptr<R>(out);
   const T* a0 = ptr<T>(a);
@@ -225,7 +225,7 @@ void ternary_loop(uintptr_t out, uintptr_t a, uintptr_t b, uintptr_t c, const Sh
                   const Params& p) {
   using C = acc_t<T>;
   using CA = acc_t<A>;
-  Nest<4> nest(shape, {&so, &sa, &sb, &sc});
+  Nest<4> nest(shape, {&so, &sa, &sb, &sc}, true);
   const int64_t io = nest.inner_stride(0), ia = nest.inner_stride(1);
   const int64_t ib = nest.inner_stride(2), ic = nest.inner_stride(3);
   T* o0 = ptr<T>(out);
@@ -290,6 +290,15 @@ struct TernaryKernel { const char* name; TernaryFn fn; };
 const std::vector<UnaryKernel>& unary_kernels();
 const std::vector<BinaryKernel>& binary_kernels();
 const std::vector<TernaryKernel>& ternary_kernels();
+// the special functions' rows (pointwise_special.cpp), appended to the tables above
+const std::vector<UnaryKernel>& special_unary_kernels();
+const std::vector<BinaryKernel>& special_binary_kernels();
+template <typename K>
+std::vector<K> joined(const std::vector<K>& a, const std::vector<K>& b) {
+  std::vector<K> r(a);
+  r.insert(r.end(), b.begin(), b.end());
+  return r;
+}
 
 // ---- small numeric helpers shared by the op files -------------------------------------
 

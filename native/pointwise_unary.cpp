@@ -424,7 +424,8 @@ const std::vector<UnaryKernel>& unary_kernels() {
       FW_U("hardsigmoid", HardSigmoid, M_FLOAT, "hardsigmoid_cpu"),
       FW_U("hardswish", HardSwish, M_FLOAT, "hardswish_cpu"),
   };
-  return k;
+  static const std::vector<UnaryKernel> all = joined(k, special_unary_kernels());
+  return all;
 }
 
 }  // namespace pw

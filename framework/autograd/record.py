@@ -30,8 +30,9 @@ def namespace():
     if _namespace is None:
         import framework
         from . import formulas, formulas_index, formulas_linalg
+        from . import formulas_linalg_extra
         ns = {k: getattr(framework, k) for k in dir(framework) if not k.startswith("__")}
-        for helpers in (formulas, formulas_index, formulas_linalg):
+        for helpers in (formulas, formulas_index, formulas_linalg, formulas_linalg_extra):
             ns.update({k: getattr(helpers, k) for k in dir(helpers) if not k.startswith("_")})
         ns["fw"] = framework
         _namespace = ns

@@ -92,3 +92,8 @@ TERNARY = {
     "where": (_where, ALL), "lerp": (_lerp3, FLOAT), "addcmul": (_addcmul, NUM),
     "addcdiv": (_addcdiv, FLOAT), "clamp": (_clamp3, NUM),
 }
+
+# the special functions (gamma family, Bessel, normal distribution): pointwise_special.py
+from .pointwise_special import SPECIAL_BINARY, SPECIAL_UNARY  # noqa: E402
+UNARY.update({k: (f, FLOAT) for k, f in SPECIAL_UNARY.items()})
+BINARY.update({k: (f, FLOAT) for k, f in SPECIAL_BINARY.items()})

@@ -1,7 +1,8 @@
-"""framework.utils: data loading (``utils.data``) and safetensors (``utils.safetensors``)."""
+"""framework.utils: data loading (``utils.data``), DLPack (``utils.dlpack``) and safetensors
+(``utils.safetensors``)."""
 import importlib as _importlib
 
-_SUBMODULES = ("data", "safetensors")
+_SUBMODULES = ("data", "dlpack", "safetensors")
 
 
 def __getattr__(name):

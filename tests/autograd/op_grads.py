@@ -521,3 +521,32 @@ CASES += [
     ("_conv_gemm_weight", lambda T, x, w: _conv_gemm_grad(T, x, w, 1),
      [(1, 2, 5, 4), (2, 2, 3, 3)], R),
 ]
+
+# the LU family, the _ex variants, matrix_exp and the Cholesky solves
+from op_grads_linalg_extra import CASES as _LINALG_EXTRA  # noqa: E402
+CASES += _LINALG_EXTRA
+
+# the view scatters, fill and lu_unpack
+from op_grads_composites import CASES as _COMPOSITES  # noqa: E402
+CASES += _COMPOSITES
+
+# the special functions (tests/test_special.py covers more ranges); igamma, igammac and
+# zeta have no derivative for their first argument, as in torch
+CASES += [
+    ("lgamma", lambda T, a: T.lgamma(a), [(4,)], P),
+    ("digamma", lambda T, a: T.digamma(a), [(4,)], P),
+    ("polygamma", lambda T, a: T.polygamma(2, a), [(4,)], P),
+    ("igamma", lambda T, a: T.igamma(T.ones_like(a) * 1.5, a), [(4,)], P),
+    ("igammac", lambda T, a: T.igammac(T.ones_like(a) * 1.5, a), [(4,)], P),
+    ("i0", lambda T, a: T.i0(a), [(4,)], R),
+    ("i0e", lambda T, a: T.special.i0e(a), [(4,)], R),
+    ("i1", lambda T, a: T.special.i1(a), [(4,)], R),
+    ("i1e", lambda T, a: T.special.i1e(a), [(4,)], R),
+    ("ndtr", lambda T, a: T.special.ndtr(a), [(4,)], R),
+    ("ndtri", lambda T, a: T.special.ndtri(a * 0.4), [(4,)], P),
+    ("log_ndtr", lambda T, a: T.special.log_ndtr(a * 2), [(4,)], R),
+    ("erfcx", lambda T, a: T.special.erfcx(a), [(4,)], R),
+    ("entr", lambda T, a: T.special.entr(a), [(4,)], P),
+    ("xlog1py", lambda T, a, b: T.special.xlog1py(a, b.abs()), [(4,), (4,)], R),
+    ("zeta", lambda T, a: T.special.zeta(T.ones_like(a) * 2.5, a), [(4,)], P),
+]

@@ -13,6 +13,9 @@ torch = pytest.importorskip("torch")
 # order must raise rather than be wrong
 # ops whose backward is a kernel without a derivative (as PyTorch's fused attention)
 NO_SECOND_ORDER = {"_fused_sdpa"}
+# torch 2.13's gradient is wrong: as_strided_scatter's input gradient is the complement of
+# the right one (it keeps the overwritten window and zeroes the rest)
+TORCH_GRAD_WRONG = {"as_strided_scatter"}
 
 
 def _inputs(T, shapes, domain, seed, device):
@@ -44,6 +47,8 @@ def test_grad_matches_torch(name, fn, shapes, domain, device):
         out = fn(fw, *xs)
     tout = fn(torch, *ts)
     np.testing.assert_allclose(_np(out), tout.detach().numpy(), rtol=1e-9, atol=1e-12)
+    if name in TORCH_GRAD_WRONG:
+        return      # forward only: finite differences check our gradients (below)
     w = np.random.default_rng(2).uniform(-1, 1, tuple(tout.shape))
     gw, tw = fw.tensor(w, device=device), torch.tensor(w)
     with fw.device(device):
