@@ -29,7 +29,7 @@ import warnings
 
 from .. import _dtype
 from .._tensor import Tensor
-from . import alloc, args, conv_gemm
+from . import alloc, args, conv_gemm, memory_format
 from .pointwise import cpp_type_name, require_tensor, type_name
 from .views import contiguous
 
@@ -463,7 +463,7 @@ def _conv(op, nsp, input, weight, bias, stride, padding, dilation, groups):
         return out if batched else out.squeeze(0)
     if conv_gemm.takes(x, dim):   # cuda: implicit GEMM, the columns are never written
         out = _fn("_conv_gemm")(x, weight, bias, stride, left, dilation, groups, grid)
-        return out if batched else out.squeeze(0)
+        return memory_format.keep_format(out, x, weight) if batched else out.squeeze(0)
     kdim = c // groups * math.prod(ks)
     length = math.prod(grid)
     one_by_one = all(k == 1 for k in ks) and all(s == 1 for s in stride) and \
@@ -481,7 +481,7 @@ def _conv(op, nsp, input, weight, bias, stride, padding, dilation, groups):
     out = weight.reshape(groups, o // groups, kdim).matmul(cols)
     out = out.reshape((o, n) + grid).transpose(0, 1) if fold else out.reshape((n, o) + grid)
     out = _bias(out, bias, dim).contiguous()
-    return out if batched else out.squeeze(0)
+    return memory_format.keep_format(out, x, weight) if batched else out.squeeze(0)
 
 
 def _transposed_checks(x, weight, stride, padding, output_padding, dilation):

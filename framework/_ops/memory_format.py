@@ -105,6 +105,36 @@ def is_contiguous(shape, stride, fmt):
     return True
 
 
+def suggest(t):
+    """PyTorch's suggest_memory_format: channels_last (channels_last_3d) for a 4-d (5-d)
+    tensor whose strides order its dims as N, [D,] H, W, C in memory, else
+    contiguous_format. Ambiguous layouts (C of size 1, an N111 tensor) count as contiguous,
+    as in PyTorch."""
+    nd = len(t._shape)
+    if nd not in _CL_ORDER or t.is_contiguous():
+        return contiguous_format
+    shape, stride = t._shape, t._stride
+    if stride[1] == 0:
+        return contiguous_format
+    low = 0
+    for d in _CL_ORDER[nd]:
+        if shape[d] == 0 or stride[d] < low or (d == 0 and low == stride[1]):
+            return contiguous_format
+        low = stride[d] * shape[d] if shape[d] > 1 else stride[d]
+    return channels_last if nd == 4 else channels_last_3d
+
+
+def keep_format(out, *inputs):
+    """``out`` in the channels-last format of the first channels-last tensor of ``inputs``
+    (PyTorch's convolutions, pooling and batch norm keep that layout), else as it is."""
+    if len(out._shape) in _CL_ORDER:
+        for x in inputs:
+            fmt = suggest(x)
+            if fmt is not contiguous_format:
+                return out.contiguous(memory_format=fmt)
+    return out
+
+
 def is_dense(shape, stride):
     """Whether the elements fill ``numel`` consecutive slots, in any dim order."""
     dims = sorted((st, n) for n, st in zip(shape, stride) if n != 1)

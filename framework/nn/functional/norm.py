@@ -3,6 +3,7 @@ and ``normalize``. Batch, layer, group and RMS norm check their arguments here a
 fused ops (framework/_ops/norm.py: a forward and a backward kernel each); the others are
 composites of framework ops."""
 import framework as fw
+from framework._ops.memory_format import keep_format
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm", "normalize"]
@@ -84,7 +85,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_vec(bias, "bias", c)
     mean, invstd = fw.batch_norm_stats(input, running_mean, running_var, training, momentum,
                                        eps)
-    return fw.batch_norm_elemt(input, weight, bias, mean, invstd, training, eps)
+    y = fw.batch_norm_elemt(input, weight, bias, mean, invstd, training, eps)
+    return keep_format(y, input)    # channels-last stays channels-last, as in PyTorch
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,

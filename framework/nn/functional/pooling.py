@@ -15,11 +15,21 @@ import math
 
 import framework as _fw
 from framework._ops import pool as _P
+from framework._ops.memory_format import keep_format
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "lp_pool1d",
            "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+
+
+def _keep_format(r, x, return_indices=True):
+    """A pooling result, or (values, indices), channels-last when x is, as in PyTorch."""
+    if not isinstance(r, tuple):
+        return keep_format(r, x)
+    if not return_indices:
+        return keep_format(r[0], x)
+    return tuple(keep_format(t, x) for t in r)
 
 
 def _table():
@@ -94,7 +104,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     positions of the maxima within each plane."""
     r = _table().max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
                                          ceil_mode)
-    return r if return_indices else r[0]
+    return _keep_format(r, input, return_indices)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -103,7 +113,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     positions of the maxima within each volume."""
     r = _table().max_pool3d_with_indices(input, kernel_size, stride, padding, dilation,
                                          ceil_mode)
-    return r if return_indices else r[0]
+    return _keep_format(r, input, return_indices)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -116,13 +126,13 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Adaptive 2D max pooling to ``output_size`` (an int, or (H, W) where None keeps the
     input's size)."""
     r = _table().adaptive_max_pool2d_with_indices(input, output_size)
-    return r if return_indices else r[0]
+    return _keep_format(r, input, return_indices)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Adaptive 3D max pooling to ``output_size``."""
     r = _table().adaptive_max_pool3d_with_indices(input, output_size)
-    return r if return_indices else r[0]
+    return _keep_format(r, input, return_indices)
 
 
 # ---- average pooling -----------------------------------------------------------------------
@@ -266,7 +276,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     k, s, p, _ = _P.parse_nd("avg_pool2d", 2, kernel_size, stride, padding, 1,
                              _P.messages_2d("avg_pool2d"))
     _check_divisor(divisor_override)
-    return _avg_pool2d_checked(input, k, s, p, ceil_mode, count_include_pad, divisor_override)
+    return _keep_format(
+        _avg_pool2d_checked(input, k, s, p, ceil_mode, count_include_pad, divisor_override),
+        input)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -282,7 +294,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                 for i in range(3))
     _P.shape_check_3d("avg_pool3d", input, k, s, p, (1, 1, 1), out, avg=True)
     _check_float("avg_pool3d_out_frame", input, int64_ok=True)
-    return _avg_pool(input, 3, k, s, p, out, ceil_mode, count_include_pad, divisor_override)
+    return _keep_format(
+        _avg_pool(input, 3, k, s, p, out, ceil_mode, count_include_pad, divisor_override),
+        input)
 
 
 # ---- adaptive average pooling --------------------------------------------------------------
@@ -355,16 +369,17 @@ def adaptive_avg_pool2d(input, output_size):
     or (H, W) where None keeps the input's size)."""
     _P.require_tensor("adaptive_avg_pool2d", input, "input", 1)
     out = _P.adaptive_output_size("adaptive_avg_pool2d", input, output_size, 2)
-    return _adaptive_avg("adaptive_avg_pool2d", input, 2, out, "adaptive_avg_pool2d",
-                         "3D or 4D")
+    y = _adaptive_avg("adaptive_avg_pool2d", input, 2, out, "adaptive_avg_pool2d", "3D or 4D")
+    return _keep_format(y, input)
 
 
 def adaptive_avg_pool3d(input, output_size):
     """Adaptive 3D average pooling of (N, C, D, H, W) or (C, D, H, W) to ``output_size``."""
     _P.require_tensor("adaptive_avg_pool3d", input, "input", 1)
     out = _P.adaptive_output_size("adaptive_avg_pool3d", input, output_size, 3)
-    return _adaptive_avg("adaptive_avg_pool3d", input, 3, out, "adaptive_avg_pool3d_cpu",
-                         "4D or 5D")
+    y = _adaptive_avg("adaptive_avg_pool3d", input, 3, out, "adaptive_avg_pool3d_cpu",
+                      "4D or 5D")
+    return _keep_format(y, input)
 
 
 # ---- Lp pooling ----------------------------------------------------------------------------
