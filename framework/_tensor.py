@@ -490,11 +490,10 @@ class Tensor:
                                "pinned")
         if self.is_pinned():
             return self
-        from .cuda import _runtime, dense_strides
+        from .cuda import _runtime
         from ._ops import alloc
-        stride = dense_strides(self._shape, self._stride)
-        if stride is None:
-            stride = alloc.contiguous_strides(self._shape)
+        from ._ops.memory_format import dense_like
+        stride = dense_like(self._shape, self._stride)
         n = self.numel()
         out = Tensor._make(_runtime.pinned_storage(n * self.dtype.itemsize), self._shape,
                            stride, 0, self.dtype)

@@ -220,15 +220,17 @@ def transfer(x, device, non_blocking=False):
     """A copy of ``x`` on another device (host to device, device to host or device to
     device), queued on the current stream of the cuda device involved. As PyTorch's ``to``
     (preserve_format), a dense non-overlapping layout (a transpose, a permute) keeps its
-    strides and is copied as one block of bytes; any other view is made contiguous first."""
+    strides and is copied as one block of bytes; any other view is first copied into dense
+    strides in the same dim order (memory_format.dense_like)."""
     from .._ops import alloc
+    from .._ops.memory_format import dense_like
     from .._tensor import Tensor
     if device.type == "cuda" or x._storage.device.type == "cuda":
         _runtime.state()
     src = x
-    stride = dense_strides(x._shape, x._stride)
-    if stride is None:
-        src = x.contiguous()
+    stride = dense_like(x._shape, x._stride)
+    if stride != x._stride:
+        src = x.clone()
         stride = src._stride
     n = alloc.numel(src._shape) * src.dtype.itemsize
     if device.type == "cpu" and non_blocking and src._storage.device.type == "cuda":
@@ -238,25 +240,6 @@ def transfer(x, device, non_blocking=False):
     out = Tensor._make(st, src._shape, stride, 0, src.dtype)
     _runtime.copy_bytes(st, src._storage, n, 0, src._offset * src.dtype.itemsize, non_blocking)
     return out
-
-
-def dense_strides(shape, stride):
-    """The strides of a copy of a view that keeps its layout when that layout is dense and
-    non-overlapping (a permutation of row-major: its elements fill ``numel`` consecutive
-    slots from the view's first one), else None. Size-1 dims get row-major strides."""
-    from .._ops import alloc
-    expected, dims = 1, []
-    for i, (n, st) in enumerate(zip(shape, stride)):
-        if n == 0:
-            return alloc.contiguous_strides(tuple(shape))
-        if n != 1:
-            dims.append((st, i))
-    for st, i in sorted(dims):
-        if st != expected:
-            return None
-        expected *= shape[i]
-    rowmajor = alloc.contiguous_strides(tuple(shape))
-    return tuple(st if n != 1 else r for n, st, r in zip(shape, stride, rowmajor))
 
 
 def _pinned_empty(shape, dtype):
