@@ -51,8 +51,10 @@ from .random import (  # noqa: E402,F401
 # imported last because its modules lean on autograd.
 _nn_functional_ops = _types.ModuleType("framework._nn_functional_ops")
 from . import special  # noqa: E402
+from . import fft, masked, signal  # noqa: E402
 _dispatcher.install({"": _sys.modules[__name__], "linalg": linalg, "special": special,
-                     "nn.functional": _nn_functional_ops})
+                     "nn.functional": _nn_functional_ops, "masked": masked,
+                     "signal.windows": signal.windows, "fft": fft})
 from . import autograd  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402,F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -98,8 +100,9 @@ from ._dlpack import from_dlpack  # noqa: E402,F401
 
 
 def __getattr__(name):
-    # framework.multiprocessing is imported on first use (it registers pickle reducers)
-    if name == "multiprocessing":
+    # framework.multiprocessing is imported on first use (it registers pickle reducers);
+    # framework.distributions too, to keep `import framework` light
+    if name in ("multiprocessing", "distributions"):
         import importlib
-        return importlib.import_module(__name__ + ".multiprocessing")
+        return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -293,6 +293,8 @@ const std::vector<TernaryKernel>& ternary_kernels();
 // the special functions' rows (pointwise_special.cpp), appended to the tables above
 const std::vector<UnaryKernel>& special_unary_kernels();
 const std::vector<BinaryKernel>& special_binary_kernels();
+// the orthogonal polynomials' rows (pointwise_polynomials.cpp)
+const std::vector<BinaryKernel>& polynomial_binary_kernels();
 template <typename K>
 std::vector<K> joined(const std::vector<K>& a, const std::vector<K>& b) {
   std::vector<K> r(a);

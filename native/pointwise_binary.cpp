@@ -378,7 +378,8 @@ const std::vector<BinaryKernel>& binary_kernels() {
       FW_B("lshift", LShift, M_INT, "lshift_cpu"),
       FW_B("rshift", RShift, M_INT, "rshift_cpu"),
   };
-  static const std::vector<BinaryKernel> all = joined(k, special_binary_kernels());
+  static const std::vector<BinaryKernel> all =
+      joined(joined(k, special_binary_kernels()), polynomial_binary_kernels());
   return all;
 }
 

@@ -360,6 +360,9 @@ void bitwise_not_kernel(int dt, uintptr_t o, uintptr_t x, const Shape& s, const 
 
 }  // namespace
 
+// airy_ai's row (pointwise_polynomials.cpp)
+const std::vector<UnaryKernel>& polynomial_unary_kernels();
+
 const std::vector<UnaryKernel>& unary_kernels() {
   static const std::vector<UnaryKernel> k = {
       FW_U("neg", Neg, M_NUM, "neg_cpu"),
@@ -424,7 +427,8 @@ const std::vector<UnaryKernel>& unary_kernels() {
       FW_U("hardsigmoid", HardSigmoid, M_FLOAT, "hardsigmoid_cpu"),
       FW_U("hardswish", HardSwish, M_FLOAT, "hardswish_cpu"),
   };
-  static const std::vector<UnaryKernel> all = joined(k, special_unary_kernels());
+  static const std::vector<UnaryKernel> all =
+      joined(joined(k, special_unary_kernels()), polynomial_unary_kernels());
   return all;
 }
 

@@ -388,3 +388,15 @@ def test_gradcheck():
     assert gc(lambda x: fw.vander(x, 4), (leaf(A[0]),))
     assert gc(lambda x, s: fw.as_strided_scatter(x, s, (2, 2), (6, 2), 1),
               (leaf(A), leaf(A[:2, :2])))
+
+
+def test_gradient_default_spacing_none(device):
+    """spacing=None (PyTorch's overloads' default) means unit spacing."""
+    a = np.random.default_rng(0).standard_normal((5, 5)).astype(np.float32)
+    for kw in (dict(spacing=None), dict(spacing=None, dim=None, edge_order=2),
+               dict(spacing=None, dim=1)):
+        got = fw.gradient(fw.tensor(a, device=device), **kw)
+        want = torch.gradient(torch.tensor(a), **kw)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(to_np(g), w.numpy(), rtol=1e-6, atol=1e-6)

@@ -291,6 +291,15 @@ RANGE_CASES = [
     ("logspace_int", lambda m, d: m.logspace(0, 3, 7, dtype=m.int64, device=d), None),
     ("logspace_base2", lambda m, d: m.logspace(0, 2, 5, base=2, dtype=m.int32, device=d), None),
     ("logspace_steps_float", lambda m, d: m.logspace(0, 1, 2.5, device=d), None),
+    # integer logspace truncates the bounds first; float32 rounds them to float32
+    ("logspace_int_frac", lambda m, d: m.logspace(-2.5, 3.7, 5, dtype=m.int64, device=d), None),
+    ("logspace_int_base", lambda m, d: m.logspace(0.5, 3.2, 4, base=2.9, dtype=m.int16,
+                                                  device=d), None),
+    ("logspace_int8_wraps", lambda m, d: m.logspace(0, 10, 3, dtype=m.int8, device=d), None),
+    ("logspace_uint8_neg", lambda m, d: m.logspace(-1, 3, 5, base=2, dtype=m.uint8, device=d),
+     None),
+    ("logspace_float32", lambda m, d: m.logspace(-2.5, 3.7, 5, base=2.5, device=d), None),
+    ("logspace_one_step", lambda m, d: m.logspace(1, 2, 1, device=d), None),
 ]
 
 

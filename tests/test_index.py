@@ -963,3 +963,20 @@ def test_outcome_like_torch(name, device):
         assert got == want
     else:
         assert got[0] == want[0] and got[1].startswith(want[1].split("\n")[0][:70]), (got, want)
+
+
+# ---- PyTorch's corner cases (issue 15) ------------------------------------------------------
+
+def test_empty_index_of_any_dtype(device):
+    """gather and the scatters return before checking the dtype of an empty index, as
+    PyTorch's; a non-empty one must still be int32/int64."""
+    x = fw.arange(5.0, device=device)
+    for dt in (fw.uint8, fw.float32, fw.bool):
+        i = fw.zeros(0, dtype=dt, device=device)
+        assert x.gather(0, i).shape == (0,)
+        src = fw.zeros(0, device=device)
+        for r in (x.scatter(0, i, src), x.scatter_add(0, i, src),
+                  x.scatter_reduce(0, i, src, "sum"), x.scatter(0, i, 1.0)):
+            np.testing.assert_array_equal(to_np(r), to_np(x))
+    with pytest.raises(RuntimeError, match="Expected dtype int32/int64 for index"):
+        x.gather(0, fw.zeros(1, dtype=fw.uint8, device=device))

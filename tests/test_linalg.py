@@ -2,6 +2,7 @@
 transposed and sliced inputs, empty and K=0 cases, every dtype, 1-d rules), einsum,
 decompositions, norms, and every error message against PyTorch's."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -737,3 +738,79 @@ def test_linalg_error_is_runtime_error():
     assert issubclass(fw.linalg.LinAlgError, RuntimeError)
     with pytest.raises(fw.linalg.LinAlgError):
         fw.linalg.cholesky(fw.tensor([[math.nan, 0.0], [0.0, 1.0]]))
+
+
+# ---- PyTorch's corner cases (issue 15) ------------------------------------------------------
+
+def _both(a, device):
+    return fw.tensor(a, device=device), torch.tensor(a)
+
+
+def _same(got, want):
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(to_np(g), w.numpy(), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("sa,sb,driver", [
+    ((2, 3), (2, 3), "gels"), ((5, 3), (5, 2), "gels"), ((4, 0), (4, 2), "gelsd"),
+    ((4, 0), (4, 2), "gels"), ((0, 4, 3), (0, 4, 2), "gelss"), ((2, 5, 3), (2, 5), "gelsy")])
+def test_lstsq_drivers_and_shapes_like_torch(device, sa, sb, driver):
+    rng = np.random.default_rng(0)
+    (a, ta), (b, tb) = _both(rng.standard_normal(sa), device), _both(rng.standard_normal(sb), device)
+    _same(fw.linalg.lstsq(a, b, driver=driver), torch.linalg.lstsq(ta, tb, driver=driver))
+
+
+def test_lstsq_rank_deficient(device):
+    """gelsy (the default) and gelsd solve a rank-deficient system: the minimum-norm
+    least-squares solution, as torch's."""
+    rng = np.random.default_rng(1)
+    (a, ta) = _both(rng.standard_normal((5, 2)) @ rng.standard_normal((2, 4)), device)
+    (b, tb) = _both(rng.standard_normal((5, 3)), device)
+    _same(fw.linalg.lstsq(a, b), torch.linalg.lstsq(ta, tb))
+    _same(fw.linalg.lstsq(a, b, driver="gelsd"), torch.linalg.lstsq(ta, tb, driver="gelsd"))
+
+
+def test_pinv_hermitian_and_tensor_tolerances(device):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 4, 4))
+    x[0, :, 3] = x[0, :, 2]                     # a singular matrix among them
+    a, ta = _both(x, device)
+    # hermitian=True reads the lower triangle only (x is not symmetric)
+    _same([fw.linalg.pinv(a, hermitian=True)], [torch.linalg.pinv(ta, hermitian=True)])
+    tol, ttol = _both(np.array([0.1, 1.0, 5.0]), device)
+    _same([fw.linalg.pinv(a, atol=tol), fw.linalg.matrix_rank(a, atol=tol)],
+          [torch.linalg.pinv(ta, atol=ttol), torch.linalg.matrix_rank(ta, atol=ttol)])
+    rt, trt = _both(np.array(0.2), device)
+    _same([fw.linalg.pinv(a, rtol=rt, hermitian=True),
+           fw.linalg.matrix_rank(a, rtol=rt, hermitian=True)],
+          [torch.linalg.pinv(ta, rtol=trt, hermitian=True),
+           torch.linalg.matrix_rank(ta, rtol=trt, hermitian=True)])
+    e, te = _both(np.zeros((2, 0, 0)), device)
+    _same([fw.linalg.pinv(e, hermitian=True), fw.linalg.matrix_rank(e, hermitian=True)],
+          [torch.linalg.pinv(te, hermitian=True), torch.linalg.matrix_rank(te, hermitian=True)])
+
+
+def test_tensordot_broadcasts_size_one_contracted_dims(device):
+    rng = np.random.default_rng(3)
+    for sa, sb, dims in [((1, 1, 1), (2, 1, 2), ([0, 1], [2, 0])), ((3, 2), (1, 4), ([0], [0])),
+                         ((2, 1, 3), (5, 2), ([1], [0]))]:
+        (a, ta), (b, tb) = _both(rng.standard_normal(sa), device), _both(rng.standard_normal(sb),
+                                                                         device)
+        _same([fw.tensordot(a, b, dims=dims)], [torch.tensordot(ta, tb, dims=dims)])
+    ones = fw.ones(3, 2, dtype=fw.int64, device=device)
+    got = fw.tensordot(ones, fw.ones(1, 4, dtype=fw.int64, device=device), dims=([0], [0]))
+    assert got.dtype is fw.int64 and (to_np(got) == 3).all()
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (2, 3, 0), (0, 2, 2)])
+@pytest.mark.parametrize("ord", ["fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf])
+def test_matrix_norm_of_empty_like_torch(device, shape, ord):
+    a, ta = _both(np.zeros(shape), device)
+    try:
+        want = torch.linalg.matrix_norm(ta, ord)
+    except (RuntimeError, IndexError) as e:
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            fw.linalg.matrix_norm(a, ord)
+        return
+    _same([fw.linalg.matrix_norm(a, ord)], [want])

@@ -775,3 +775,12 @@ def test_nan_in_clamp_and_minmax_as_torch(i, device):
     got = NAN_CLAMP[i](fw, fw.tensor(v, device=device))
     want = NAN_CLAMP[i](torch, torch.tensor(v))
     np.testing.assert_array_equal(to_np(got.double()), want.double().numpy())
+
+
+def test_broadcast_shapes_takes_ints():
+    """An int is a 1-d shape (torch.broadcast_shapes(5, (5, 1)))."""
+    torch = pytest.importorskip("torch")
+    for shapes in [(5, (5, 1)), ((5, 1), 5), (3, 3), (1, (2, 3)), ((), 4), (2, 1, (0, 1))]:
+        assert tuple(fw.broadcast_shapes(*shapes)) == tuple(torch.broadcast_shapes(*shapes))
+    with pytest.raises(RuntimeError):
+        fw.broadcast_shapes(2, 3)

@@ -1,5 +1,7 @@
 """Reductions: error paths and messages, out=, return types, and parity with PyTorch
 (including hypothesis over random shapes, layouts and dim sets)."""
+import math
+import re
 import warnings
 
 import numpy as np
@@ -429,3 +431,44 @@ def test_inf_norm_of_empty_tensor_over_a_nonempty_dim(device):
         assert tuple(fw.linalg.vector_norm(x, p, 1).shape) == (0,)
         with pytest.raises(RuntimeError, match="cannot compute the"):
             x.norm(p, 0)
+
+
+# ---- PyTorch's corner cases (issue 15) ------------------------------------------------------
+
+def test_positional_unbiased_overloads(device):
+    """x.std(True) / torch.var(x, False): PyTorch's (input, unbiased) overloads, forward
+    and backward (the bool is not a dim)."""
+    a = np.random.default_rng(0).standard_normal((3, 5))
+    for name in ("std", "var", "std_mean", "var_mean"):
+        for unbiased in (True, False):
+            x = fw.tensor(a, device=device, requires_grad=True)
+            t = torch.tensor(a, requires_grad=True)
+            got, want = getattr(fw, name)(x, unbiased), getattr(torch, name)(t, unbiased)
+            got = fw.stack(got) if isinstance(got, tuple) else got
+            want = torch.stack(want) if isinstance(want, tuple) else want
+            np.testing.assert_allclose(to_np(got), want.detach().numpy(), rtol=1e-12)
+            got.sum().backward()
+            want.sum().backward()
+            np.testing.assert_allclose(to_np(x.grad), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    x = fw.tensor(a, device=device)
+    np.testing.assert_allclose(to_np(x.std(False)), a.std(), rtol=1e-12)
+
+
+def test_sum_to_size_scalar_target(device):
+    """A 0-d target is the full sum (bool becomes int64, as PyTorch's sum_to)."""
+    t = fw.tensor(True, device=device)
+    r = t.sum_to_size(())
+    assert r.dtype is fw.int64 and r.item() == 1
+    b = fw.tensor([True, False, True], device=device)
+    assert b.sum_to_size(1).dtype is fw.int64 and b.sum_to_size(3).dtype is fw.bool
+    assert b.sum_to_size(()).item() == 2
+
+
+@pytest.mark.parametrize("shape,ord,dim", [
+    ((0, 3), math.inf, 0), ((0, 3), math.inf, None), ((2, 0), -1, 1), ((2, 0), -2.5, (0, 1)),
+    ((3, 0), math.inf, (1, 0)), ((2, 0), -math.inf, -1)])
+def test_vector_norm_empty_errors_like_torch(device, shape, ord, dim):
+    with pytest.raises(RuntimeError) as want:
+        torch.linalg.vector_norm(torch.zeros(shape), ord, dim=dim)
+    with pytest.raises(RuntimeError, match=re.escape(str(want.value))):
+        fw.linalg.vector_norm(fw.zeros(shape, device=device), ord, dim=dim)

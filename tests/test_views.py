@@ -449,3 +449,33 @@ def test_wrap_dim_parses_ints_only():
             _wrap_dim(bad, 3)
     with pytest.raises(IndexError, match="Dimension out of range"):
         _wrap_dim(3, 3)
+
+
+# ---- PyTorch's corner cases (issue 15) ------------------------------------------------------
+
+@pytest.mark.parametrize("expr", ["x.squeeze(0)", "x.squeeze(-1)", "x.squeeze((-1,))",
+                                  "x.transpose(0, 0)", "x.transpose(-1, 0)", "x.swapaxes(0, -1)",
+                                  "x.movedim(0, 0)", "x.movedim((0,), (-1,))", "x.t()"])
+def test_zero_dim_views(expr, device):
+    """A 0-d tensor takes dim 0 (or -1) in squeeze/transpose/movedim and stays as it is."""
+    x = fw.tensor(3.5, device=device)
+    r = eval(expr)
+    assert r.shape == () and r.item() == 3.5 and r.data_ptr() == x.data_ptr()
+    with pytest.raises(IndexError, match="expected to be in range of \\[-1, 0\\]"):
+        x.transpose(0, 1)
+
+
+def test_as_strided_gradient_in_storage_geometry(device):
+    """as_strided of an offset view locates elements in the storage: those outside the view
+    get no gradient (PyTorch's rule), an explicit storage_offset counts from the storage."""
+    a = np.arange(1.0, 11.0)
+    g = np.arange(1.0, 5.0).reshape(2, 2)
+    for off in (None, 0, 1, 3):
+        x = fw.tensor(a, device=device, requires_grad=True)
+        t = torch.tensor(a, requires_grad=True)
+        y = x[2:8].as_strided((2, 2), (1, 2), off)
+        ty = t[2:8].as_strided((2, 2), (1, 2), off)
+        np.testing.assert_array_equal(y.detach().cpu().numpy(), ty.detach().numpy())
+        y.backward(fw.tensor(g, device=device))
+        ty.backward(torch.tensor(g))
+        np.testing.assert_array_equal(x.grad.cpu().numpy(), t.grad.numpy())

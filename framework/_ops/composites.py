@@ -137,6 +137,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     require_tensor("gradient", input, "input")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if spacing is None:     # PyTorch's overloads take None for unit spacing
+        spacing = 1
     nd = input.dim()
     if dim is None:
         dims = list(range(nd))

@@ -201,6 +201,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                            f"{k[1]}), dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), "
                            f"calculated shape of the array of sliding blocks as ({grid[0]}, "
                            f"{grid[1]}), but its components must be at least one.")
+    if input.dtype is _dtype.bool:      # PyTorch's im2col takes bool: the copy is exact
+        return unfold(input.to(_dtype.float32), k, d, p, s).to(_dtype.bool)
     _float_only("im2col_out", input)
     n, c = x._shape[:2]
     rows, length = c * k[0] * k[1], grid[0] * grid[1]
@@ -257,6 +259,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if o[0] < 1 or o[1] < 1:
         raise RuntimeError(f"Expected output spatial size to be positive, but got: "
                            f"output_size=({o[0]}, {o[1]}).")
+    if input.dtype is _dtype.bool:      # overlapping blocks add: true where any is
+        return fold(input.to(_dtype.float32), o, k, d, p, s).to(_dtype.bool)
     _float_only("col2im_out", input)
     c = planes // kk
     out = alloc.empty((c,) + o if nd == 2 else (n, c) + o, input.dtype, input._storage.device)

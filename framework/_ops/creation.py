@@ -529,14 +529,46 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False,
              out=None):
     """``base ** linspace(start, end, steps)``."""
+    start = _args.scalar("logspace", "start", start, 1)
+    end = _args.scalar("logspace", "end", end, 2)
     steps = _args.to_int("logspace", "steps", steps, 3)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     base = _args.scalar("logspace", "base", base, 4)
     dt = alloc.resolve_dtype(_out_dtype(dtype, out))
     _not_for_bool("logspace", dt)
-    lin = linspace(start, end, steps, dtype=_dtype.float64)._host_array()
+    _args.storage_nbytes((steps,), dt.itemsize)
+    # PyTorch's kernel: the bounds and their difference in the dtype (integers truncate),
+    # the exponents and powers in double precision
+    if not dt.is_floating_point:    # (-1 for uint8 wraps, as the C++ conversion does)
+        start, end = (builtins.int(np.array(builtins.int(_args.check_range(v, dt)))
+                                   .astype(dt.np)) for v in (start, end))
+        diff = end - start
+    else:
+        start, end = _in_dtype([start, end], dt)
+        diff = _in_dtype([end - start], dt)[0]
+    idx = np.arange(steps, dtype=np.float64)
+    step = diff / (steps - 1) if steps > 1 else 0.0
+    lin = np.where(idx < steps // 2, start + step * idx, end - step * (steps - 1 - idx))
+    if steps == 1:
+        lin = np.array([start], np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         arr = np.power(builtins.float(base), lin)
-    return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad, out)
+        if not dt.is_floating_point:
+            # the C++ cast from double: truncation; out of range (x86) gives the lowest
+            # value of int64, or of int32 whose low bits the narrower types keep
+            arr = np.trunc(arr)
+            lim = 2.0 ** (63 if dt is _dtype.int64 else 31)
+            arr = np.where((arr >= -lim) & (arr < lim), arr, -lim).astype(np.int64)
+        res = _from_array(arr, dt, alloc.resolve_device(device))
+    return _finish(res, requires_grad, out)
+
+
+def _in_dtype(values, dt):
+    """Python floats rounded to the floating dtype ``dt``."""
+    if dt is _dtype.float64:
+        return [builtins.float(v) for v in values]
+    return _from_array(np.array(values, np.float64), dt, _dtype_device_cpu()).tolist()
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):

@@ -105,7 +105,9 @@ def meshgrid(*tensors, indexing=None):
     shape (n0, n1, ...); ``'xy'`` swaps the first two dims. Without ``indexing`` it is
     'ij' and PyTorch's one-time warning is given."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
+        # through the public op, whose autograd wrapper sees tensors, not one list
+        import framework
+        return framework.meshgrid(*tensors[0], indexing=indexing)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "

@@ -129,7 +129,9 @@ def einsum(equation, *operands):
     """Sums the product of the elements of ``operands`` along the dims given by the
     subscripts of ``equation`` (PyTorch's torch.einsum, with ``...`` and implicit output)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
+        # through the public op, whose autograd wrapper sees tensors, not one list
+        import framework
+        return framework.einsum(equation, *operands[0])
     for i, x in enumerate(operands):
         if not isinstance(x, Tensor):
             raise TypeError(f"einsum(): argument 'tensors' must be tuple of Tensors, not "

@@ -79,7 +79,12 @@ def tensordot(a, b, dims=2, out=None):
     da = [_wrap_dim(d, a.dim()) for d in da]
     db = [_wrap_dim(d, b.dim()) for d in db]
     for x, y in zip(da, db):
-        if a._shape[x] != b._shape[y]:
+        # a size-1 contracted dim broadcasts: the other side's dim is summed first
+        if b._shape[y] == 1 and a._shape[x] != 1:
+            a = a.sum(x, keepdim=True, dtype=a.dtype)
+        elif a._shape[x] == 1 and b._shape[y] != 1:
+            b = b.sum(y, keepdim=True, dtype=b.dtype)
+        elif a._shape[x] != b._shape[y]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a._shape[x]} in dim {x} and second has size {b._shape[y]} "
                                f"in dim {y}")

@@ -255,19 +255,26 @@ def lstsq(A, B, rcond=None, *, driver=None):
     a = np.broadcast_to(a, batch + (m, n)).reshape((nb, m, n))
     bm = np.broadcast_to(bm, batch + (m, k)).reshape((nb, m, k))
     x = np.zeros((len(a), n, k), a.dtype)
-    res, ranks = np.zeros((len(a), k), a.dtype), np.zeros(len(a), np.int64)
+    ranks = np.zeros(len(a), np.int64)
     svs = np.zeros((len(a), min(m, n)), a.dtype)
     for i in builtins.range(len(a) if a.size and bm.size else 0):
         rc = rcond if rcond is not None else np.finfo(a.dtype).eps * max(m, n)
-        x[i], r, ranks[i], svs[i] = np.linalg.lstsq(a[i], bm[i], rcond=rc)
-        if driver == "gels" and ranks[i] < n:
+        x[i], _, ranks[i], svs[i] = np.linalg.lstsq(a[i], bm[i], rcond=rc)
+        # gels needs full rank, min(m, n): a wide A of full row rank has a minimum-norm
+        # solution through its LQ factorization
+        if driver == "gels" and ranks[i] < min(m, n):
             raise LinAlgError(f"torch.linalg.lstsq: The least squares solution could not be "
                               f"computed because the input matrix does not have full rank "
                               f"(error code: {ranks[i] + 1}).")
-        res[i] = r if len(r) else 0
     dev = A._storage.device
+    # PyTorch's rule: residuals for m > n except with gelsy; with gelsd/gelss only when
+    # every matrix has rank n (an empty batch or n == 0 included). An empty A or B skips
+    # LAPACK there: zero solution and rank, and (gels) zero residuals.
+    full = m > n and driver != "gelsy" and (driver == "gels" or (ranks == n).all())
+    res = ((a @ x - bm) ** 2).sum(-2) if full else None
+    if full and driver == "gels" and not (a.size and bm.size):
+        res[...] = 0
     x = x.reshape(batch + (n, k))
-    full = m > n and driver != "gelsy" and (ranks == n).all() and a.size
     none = np.zeros((0,), a.dtype)
     return _lstsq_t(_back(x[..., 0] if vector else x, A.dtype, dev),
                     _back(res.reshape(batch + (k,)) if full else none, A.dtype, dev),
@@ -339,8 +346,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         return norm(x, ord, list(dims), keepdim)
     a = np.abs(_host(x).astype(np.float64))
     if x.dim() and any(x._shape[d] == 0 for d in dims) and (ord < 0 or ord == math.inf):
-        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor "
-                           f"because the operation does not have an identity")
+        from .reduction import empty_norm_error
+        empty_norm_error(ord, x, dim)
     if x.dim() == 0:
         a = a.reshape(1)
         dims = (0,)
@@ -390,17 +397,27 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro":
         r = np.sqrt((a * a).sum(axis=(-2, -1)))
     elif ord in ("nuc", 2, -2):
-        s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(a.shape[:-1])
-        r = s.sum(-1) if ord == "nuc" else (s.max(-1) if ord == 2 else s.min(-1))
+        s = (np.linalg.svd(a, compute_uv=False) if a.size else
+             np.zeros(a.shape[:-2] + (min(a.shape[-2:]),)))
+        r = s.sum(-1) if ord == "nuc" else _extreme(s, ord < 0, -1)
     elif ord in (math.inf, -math.inf):
-        rows = np.abs(a).sum(-1)
-        r = rows.max(-1) if ord > 0 else rows.min(-1)
+        r = _extreme(np.abs(a).sum(-1), ord < 0)
     else:
-        cols = np.abs(a).sum(-2)
-        r = cols.max(-1) if ord > 0 else cols.min(-1)
+        r = _extreme(np.abs(a).sum(-2), ord < 0)
     if keepdim:
         r = np.expand_dims(r, tuple(sorted((d0, d1))))
     return _finish(_back(r, rdt, A._storage.device), out)
+
+
+def _extreme(v, smallest, name_dim=None):
+    """max (or min) over the last axis of ``v`` as PyTorch's matrix norms take it: the max
+    of nothing is 0, the min of nothing an error naming the reduced dim."""
+    if v.shape[-1] == 0:
+        if smallest:
+            d = v.ndim - 1 if name_dim is None else name_dim
+            raise IndexError(f"amin(): Expected reduction dim {d} to have non-zero size.")
+        return np.zeros(v.shape[:-1])
+    return v.min(-1) if smallest else v.max(-1)
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -459,18 +476,28 @@ def _check_logdet(x):
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Moore-Penrose pseudo-inverse; singular values below max(atol, rtol * sigma_max) are
-    treated as zero (rtol defaults to eps * max(m, n) when atol is not given)."""
+    treated as zero (rtol defaults to eps * max(m, n) where atol is not positive).
+    ``atol``/``rtol`` may be tensors broadcast over the batch. ``hermitian=True`` uses
+    the eigendecomposition of the lower triangle."""
     require_tensor("linalg.pinv", A, "A", 1)
     if A.dim() < 2 or A.dtype not in (_dtype.float32, _dtype.float64):
         raise RuntimeError(f"linalg.pinv({type_name(A.dtype)}{{{list(A._shape)}}}): expected a "
                            f"tensor with 2 or more dimensions of float, double, cfloat or "
                            f"cdouble types")
     a = _host(A)
-    u, s, vh = host_svd(a, full_matrices=False)
-    cut = _cutoff(a, s, atol, rtol)
-    inv_s = np.where(s > cut[..., None], 1.0 / np.where(s == 0, 1, s), 0.0)
-    r = np.matmul(np.swapaxes(vh, -1, -2) * inv_s[..., None, :], np.swapaxes(u, -1, -2))
-    return _finish(_back(r, A.dtype, A._storage.device), out)
+    if hermitian:
+        check_matrix("linalg.eigh", A)
+        w, u = np.linalg.eigh(a, UPLO="L") if a.size else (np.zeros(a.shape[:-1], a.dtype), a)
+        mag = np.abs(w)
+        cut = _cutoff(a, mag, atol, rtol)
+        inv_w = np.where(mag > cut, 1.0 / np.where(w == 0, 1, w), 0.0)
+        r = np.matmul(u * inv_w[..., None, :], np.swapaxes(u, -1, -2))
+    else:
+        u, s, vh = host_svd(a, full_matrices=False)
+        cut = _cutoff(a, s, atol, rtol)
+        inv_s = np.where(s > cut, 1.0 / np.where(s == 0, 1, s), 0.0)
+        r = np.matmul(np.swapaxes(vh, -1, -2) * inv_s[..., None, :], np.swapaxes(u, -1, -2))
+    return _finish(_back(r.astype(a.dtype), A.dtype, A._storage.device), out)
 
 
 def pinverse(input, rcond=1e-15):
@@ -479,10 +506,19 @@ def pinverse(input, rcond=1e-15):
 
 
 def _cutoff(a, s, atol, rtol):
-    smax = s.max(-1) if s.shape[-1] else np.zeros(s.shape[:-1])
+    """max(atol, rtol * max(s)) per matrix, with a trailing dim of 1 (PyTorch's
+    get_atol_rtol): atol/rtol numbers or tensors that broadcast over the batch; rtol
+    defaults to eps * max(m, n) where atol is not given or not positive."""
+    def host(x):
+        return _host(x).astype(np.float64) if isinstance(x, Tensor) else np.float64(x)
+    smax = s.max(-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,))
+    at = np.float64(0.0) if atol is None else host(atol)
     if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else np.finfo(a.dtype).eps * max(a.shape[-2:])
-    return np.maximum(0.0 if atol is None else atol, rtol * smax)
+        default = np.finfo(a.dtype).eps * max(a.shape[-2:])
+        rt = np.float64(default) if atol is None else np.where(at > 0, 0.0, default)
+    else:
+        rt = host(rtol)
+    return np.maximum(np.expand_dims(at, -1), np.expand_dims(rt, -1) * smax)
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
@@ -506,12 +542,13 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     if A.dim() < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
+    a = _host(A)
     if hermitian:
-        s = np.abs(_host(eigh(A).eigenvalues))
+        check_matrix("linalg.eigh", A)
+        s = np.abs(np.linalg.eigvalsh(a, UPLO="L")) if a.size else np.zeros(a.shape[:-1], a.dtype)
     else:
-        s = host_svd(_host(A), compute_uv=False)
-    cut = _cutoff(_host(A), s, atol, rtol)
-    r = (s > cut[..., None]).sum(-1)
+        s = host_svd(a, compute_uv=False)
+    r = (s > _cutoff(a, s, atol, rtol)).sum(-1)
     return _finish(_back(r, _dtype.int64, A._storage.device), out)
 
 

@@ -40,11 +40,12 @@ _bool = _dtype.bool
 
 def broadcast_shapes(*shapes):
     """The shape that tensors of the given shapes broadcast to (PyTorch's rules)."""
-    if len(shapes) == 2 and shapes[0] == shapes[1]:
+    if len(shapes) == 2 and shapes[0] == shapes[1] and not isinstance(shapes[0], int):
         return tuple(shapes[0])
     out = ()
     for s in shapes:
-        out = _broadcast_pair(out, tuple(s))
+        # an int is a 1-d shape (torch.broadcast_shapes(5, (5, 1)))
+        out = _broadcast_pair(out, (s,) if isinstance(s, int) else tuple(s))
     return out
 
 

@@ -415,6 +415,20 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 # ---- norms, logsumexp, all/any --------------------------------------------------------
 
+def empty_norm_error(name, x, dim):
+    """PyTorch's error for a norm without identity (inf, negative) over an empty dim: it
+    names the first such dim as given, or the tensor when no dim is."""
+    if dim is None or (isinstance(dim, (list, tuple)) and not dim):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty "
+                           f"tensor because the operation does not have an identity")
+    for d in (dim if isinstance(dim, (list, tuple)) else (dim,)):
+        if x._shape[_wrap_dim(d, x.dim())] == 0:
+            # (sic: PyTorch's message has no space before "because")
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on the "
+                               f"dimension {d}because this dimension is empty and the "
+                               f"operation does not have an identity")
+
+
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """Vector p-norm over ``dim`` (all dims if None): p = 'fro' or 2, 1, inf, -inf, 0 (number
     of non-zeros) or any float: sum(|x|^p)^(1/p); p = 'nuc': the nuclear norm of matrices."""
@@ -440,9 +454,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
                            f"input. Got {type_name(x.dtype)}")
     dims = _dim_list(x, dim)
     if math.isinf(p) and builtins.any(x._shape[d] == 0 for d in dims):
-        name = "inf" if p > 0 else "-inf"
-        raise RuntimeError(f"linalg.vector_norm cannot compute the {name} norm on an empty "
-                           f"tensor because the operation does not have an identity")
+        empty_norm_error("inf" if p > 0 else "-inf", x, dim)
     shape = _out_shape(x, dims, keepdim)
     res = _target("norm", out, shape, x.dtype, input)
     return _reduce("norm", "norm", x, dims, keepdim, x.dtype, res, p)
@@ -492,6 +504,8 @@ def sum_to_size(self, *size):
     if len(size) == 1 and not isinstance(size[0], int):
         size = size[0]
     size = tuple(int(s) for s in size)
+    if not size:        # PyTorch's sum_to: a 0-d target is the full sum (bool -> int64)
+        return self.sum()
     shape = self._shape
     lead = len(shape) - len(size)
     if lead < 0 or builtins.any(s != 1 and s != n for s, n in zip(size, shape[lead:])):

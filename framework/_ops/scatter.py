@@ -40,7 +40,8 @@ def _check_index(op, input, dim, index, src=None, out=None):
     """The wrapped dim; checks index's dtype and that input, index, src and out (None
     skipped) share a device."""
     require_tensor(op, index, "index")
-    if index.dtype not in _index_dtypes:
+    # PyTorch returns before checking the dtype of an empty index
+    if index.dtype not in _index_dtypes and index.numel():
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     dev = input._storage.device     # inline tests: this is on every gather's path
     if index._storage.device is not dev or (src is not None and src._storage.device is not dev) \

@@ -183,7 +183,8 @@ def squeeze(input, dim=None):
         if len(set(dims)) != len(dims):
             d = next(d for i, d in enumerate(dims) if d in dims[:i])
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        dims = [d for d in dims if input._shape[d] == 1]
+        # a 0-d tensor takes dim 0 or -1 and stays as it is
+        dims = [d for d in dims if nd and input._shape[d] == 1]
     shape = [s for d, s in enumerate(input._shape) if d not in dims]
     stride = [s for d, s in enumerate(input._stride) if d not in dims]
     return _view(input, shape, stride, input._offset)
@@ -205,6 +206,8 @@ def transpose(input, dim0, dim1):
     a = _wrap_dim(dim0, nd, "transpose", "dim0", 1)
     b = _wrap_dim(dim1, nd, "transpose", "dim1", 2)
     shape, stride = list(input._shape), list(input._stride)
+    if not nd:      # transpose(0, 0) of a 0-d tensor: the same view
+        return _view(input, shape, stride, input._offset)
     shape[a], shape[b] = shape[b], shape[a]
     stride[a], stride[b] = stride[b], stride[a]
     return _view(input, shape, stride, input._offset)
@@ -426,6 +429,8 @@ def movedim(input, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({src})")
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({dst})")
+    if not nd:
+        return permute(input, [])
     order = [None] * nd
     for s, d in zip(src, dst):
         order[d] = s
@@ -518,7 +523,7 @@ def clone(input, *, memory_format=None):
 
 def copy_(self, src, non_blocking=False):
     """Copies ``src`` (broadcast, converted) into self; returns self."""
-    from .pointwise import expand_strides, broadcast_shapes, as_operand
+    from .pointwise import expand_strides, broadcast_shapes
     if not isinstance(src, Tensor):
         return fill_(self, src)
     if broadcast_shapes(self._shape, src._shape) != self._shape:

@@ -2,6 +2,7 @@
 framework ops (recorded when grad mode is on), so derivatives stay differentiable.
 The indexing/scatter family's helpers are in formulas_index.py, linalg's in
 formulas_linalg.py."""
+import builtins as _builtins
 import math
 
 import framework  # loaded first: formulas run only after framework is imported
@@ -108,7 +109,8 @@ def prod_backward(grad, input, result, dim=None, keepdim=False):
     n = flat.shape[-1]
     ones = flat.new_ones(*flat.shape[:-1], 1)
     before = ones if n == 1 else framework.cat([ones, flat[..., :-1].cumprod(-1)], -1)
-    after = ones if n == 1 else framework.cat([flat.flip(-1)[..., :-1].cumprod(-1), ones], -1).flip(-1)
+    after = ones if n == 1 else framework.cat([ones, flat.flip(-1)[..., :-1].cumprod(-1)],
+                                              -1).flip(-1)
     others = (before * after).reshape(shp).movedim(
         list(range(input.dim() - len(dims), input.dim())), dims)
     return safe.masked_fill(zero, 0) + (g * others).masked_fill(~zero, 0)
@@ -200,6 +202,57 @@ def clamp_backward(grad, input, min=None, max=None):
     return grad * mask.to(grad.dtype)
 
 
+def clamp_min_max_backward(grad, input, min, max, wrt_min):
+    """Gradient of clamp for a tensor bound (``wrt_min``: for min, else for max): the
+    elements the bound was taken at; when min > max, max wins there (PyTorch's rule)."""
+    zero = grad.new_zeros(())
+    if wrt_min:
+        taken = input < min
+        if max is not None:
+            taken = taken & (min < max)
+    else:
+        taken = input > max
+        if min is not None:
+            taken = taken | (max < min)
+    return grad.where(taken, zero)
+
+
+def logcumsumexp_backward(grad, input, result, dim):
+    """Gradient of logcumsumexp in log space (PyTorch's formula): the reversed cumulative
+    sums of grad * exp(input - result) split by the sign of grad, so nothing overflows."""
+    if grad.dim() == 0 or grad.numel() == 0:
+        return grad
+    lowest = grad.new_full((), framework.finfo(grad.dtype).min)
+    log_abs = grad.abs().log()
+
+    def rev_lcse(x):
+        return x.flip(dim).logcumsumexp(dim).flip(dim)
+    pos = (rev_lcse(log_abs.where(grad > 0, lowest) - result) + input).exp()
+    neg = (rev_lcse(log_abs.where(grad < 0, lowest) - result) + input).exp()
+    return pos - neg
+
+
+def group_norm_stats_backward(dx, grad_mean, grad_rstd, input, mean, rstd, N, group):
+    """Adds to native_group_norm's input gradient ``dx`` the part that flows through its
+    mean and rstd outputs (differentiable in PyTorch): d mean/dx = 1/M and
+    d rstd/dx = -rstd^3 (x - mean) / M over each group of M elements."""
+    if (grad_mean is None and grad_rstd is None) or input.numel() == 0:
+        return dx
+    # the engine gives zeros for statistics nobody used (F.group_norm): one small check
+    # spares the full-size work
+    used = framework.cat([g.reshape(-1) for g in (grad_mean, grad_rstd) if g is not None])
+    if not (framework.is_grad_enabled() or bool(used.any())):
+        return dx
+    xg = input.reshape(N, group, -1)
+    m = xg.shape[2]
+    a = dx.new_zeros(()) if grad_mean is None else (grad_mean / m).reshape(N, group, 1)
+    if grad_rstd is not None:
+        b = (-grad_rstd * rstd.pow(3) / m).reshape(N, group, 1)
+        a = a - b * mean.reshape(N, group, 1)
+        return dx + (a + b * xg).reshape(input.shape)
+    return dx + a.expand(xg.shape).reshape(input.shape)
+
+
 def gelu_backward(grad, input, approximate="none"):
     if not (framework.is_grad_enabled() and (grad.requires_grad or input.requires_grad)):
         # no double backward to record: one fused kernel instead of a dozen ops
@@ -221,6 +274,30 @@ def cumsum_backward(grad, dim):
     return grad.flip(dim).cumsum(dim).flip(dim)
 
 
+def cumprod_backward(grad, input, result, dim):
+    """Gradient of cumprod that stays finite where the input has zeros: before the first
+    zero of a slice it is the usual reversed cumsum of grad * result over x; at the first
+    zero, that of grad times the cumprod with this zero taken as 1; after it, zero (for
+    double backward, that zero times the gradient of the same cumprod, recursively)."""
+    if input.dim() == 0 or input.shape[dim] <= 1:
+        return grad
+    x = input if input.dtype is result.dtype else input.to(result.dtype)
+    zero = x == 0
+    if not bool(zero.any()):
+        return cumsum_backward(grad * result, dim) / x
+    seen = zero.cumsum(dim)
+    before, first = seen == 0, zero & (seen == 1)
+    xr = x.masked_fill(first, 1)
+    yr = xr.cumprod(dim)
+    g = (cumsum_backward(grad * result, dim) / x.masked_fill(~before, 1)).masked_fill(~before, 0)
+    g = g + cumsum_backward(grad * yr, dim).masked_fill(~first, 0)
+    if framework.is_grad_enabled() and (grad.requires_grad or input.requires_grad):
+        later = ~(before | first)
+        xz = (x * first).sum(dim, keepdim=True)
+        g = g + (xz * cumprod_backward(grad, xr, yr, dim)).masked_fill(~later, 0)
+    return g
+
+
 # ---- generic: ops that only move elements ----------------------------------------------
 
 def moved(grad, input, fn):
@@ -229,6 +306,26 @@ def moved(grad, input, fn):
     element each output element came from (0 for none), and grad is summed back there."""
     n = input.numel()
     pos = fn(framework.arange(1, n + 1, device=input.device).reshape(input.shape))
+    return _scatter_back(grad, pos, n).reshape(input.shape)
+
+
+def as_strided_backward(grad, input, size, stride, storage_offset):
+    """Gradient of as_strided in the geometry of ``input``'s storage (PyTorch's rule): the
+    output's elements are located in that storage, and those that fall on an element of
+    ``input`` (which may be a partial, offset or strided view of it) send their gradient
+    there; the rest has no input element to go to."""
+    n = input.numel()
+    off_in = input.storage_offset()
+    off = off_in if storage_offset is None else storage_offset
+    end = off_in + sum((s - 1) * st for s, st in zip(input.shape, input.stride()) if s > 0)
+    if all(s > 0 for s in size):
+        end = _builtins.max(end, off + sum((s - 1) * st for s, st in zip(size, stride)))
+    store = framework.zeros(_builtins.max(end, off_in, off) + 1, dtype=framework.int64,
+                            device=input.device)
+    if n:
+        store.as_strided(input.shape, input.stride(), off_in).copy_(
+            framework.arange(1, n + 1, device=input.device).reshape(input.shape))
+    pos = store.as_strided(size, stride, off)
     return _scatter_back(grad, pos, n).reshape(input.shape)
 
 
@@ -337,10 +434,17 @@ def hardswish_backward(grad, input):
     return grad * d
 
 
-def correction_of(unbiased, correction):
+def correction_of(unbiased, correction, dim=None):
     if correction is not None:
         return correction
+    if isinstance(dim, bool):       # var(x, False): the unbiased overload
+        unbiased = dim
     return 0 if unbiased is False else 1
+
+
+def var_dim(dim):
+    """The dims of a var/std call: none (all) for the unbiased overload var(x, True)."""
+    return None if isinstance(dim, bool) else dim
 
 
 def nanmean_backward(grad, input, dim, keepdim):
@@ -391,6 +495,10 @@ def einsum_backward(grad, equation, operands):
         for k, c in enumerate(spec):
             if c not in avail:
                 g = g.unsqueeze(k)
+        # a size-1 dim of this operand that broadcast against another's: summed back
+        wide = [k for k, n in enumerate(op.shape) if n == 1 and g.shape[k] != 1]
+        if wide:
+            g = g.sum(wide, keepdim=True)
         outs.append(g.expand(op.shape))
     return outs
 

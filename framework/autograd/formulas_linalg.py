@@ -30,17 +30,15 @@ def det_backward(grad, input, result):
 
 
 def solve_backward(grad, A, result, left, wrt_a):
-    if left:
-        gb = framework.linalg.solve(A.mT, grad)
-        if not wrt_a:
-            return gb
-        x = result if result.dim() == gb.dim() else result.unsqueeze(-1)
-        g2 = gb if gb.dim() == x.dim() else gb.unsqueeze(-1)
-        return -g2.matmul(x.mT)
-    gb = framework.linalg.solve(A.mT, grad, left=False)
+    gb = framework.linalg.solve(A.mT, grad, left=left)
     if not wrt_a:
         return gb
-    return -result.mT.matmul(gb)
+    # a vector right-hand side (B of shape (*, n)): a column for left, a row for right
+    vec = result.dim() == A.dim() - 1
+    x, g = result, gb
+    if vec:
+        x, g = (x.unsqueeze(-1), g.unsqueeze(-1)) if left else (x.unsqueeze(-2), g.unsqueeze(-2))
+    return -g.matmul(x.mT) if left else -x.mT.matmul(g)
 
 
 def solve_triangular_backward(grad, A, result, upper, left, unitriangular, wrt_a):

@@ -95,7 +95,8 @@ class Derivatives:
 
 
 _META_USES = (r"\b{0}\.(shape|dtype|device)\b", r"\b{0}\.(dim|numel)\(\)",
-              r"\b(unreduce|moved|index_backward|numel_of|reduced_dims)\((grads?(\[0\])?, )?{0}\b")
+              r"\b(unreduce|moved|index_backward|numel_of|reduced_dims|as_strided_backward)"
+              r"\((grads?(\[0\])?, )?{0}\b")
 
 
 def _meta_only(name, text):
@@ -107,13 +108,20 @@ def _meta_only(name, text):
 class TensorMeta:
     """What formulas may read of a tensor saved for its metadata only."""
 
-    __slots__ = ("shape", "dtype", "device")
+    __slots__ = ("shape", "dtype", "device", "_stride", "_offset")
 
     def __init__(self, t):
         from .._tensor import Size
         self.shape = Size(t._shape)
         self.dtype = t.dtype
         self.device = t._storage.device
+        self._stride, self._offset = t._stride, t._offset   # as_strided's backward
+
+    def stride(self):
+        return self._stride
+
+    def storage_offset(self):
+        return self._offset
 
     def dim(self):
         return len(self.shape)

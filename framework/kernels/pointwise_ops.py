@@ -97,3 +97,7 @@ TERNARY = {
 from .pointwise_special import SPECIAL_BINARY, SPECIAL_UNARY  # noqa: E402
 UNARY.update({k: (f, FLOAT) for k, f in SPECIAL_UNARY.items()})
 BINARY.update({k: (f, FLOAT) for k, f in SPECIAL_BINARY.items()})
+# the orthogonal polynomials of torch.special: pointwise_polynomials.py
+from .pointwise_polynomials import POLYNOMIAL_BINARY, POLYNOMIAL_UNARY  # noqa: E402
+UNARY.update({k: (f, FLOAT) for k, f in POLYNOMIAL_UNARY.items()})
+BINARY.update({k: (f, FLOAT) for k, f in POLYNOMIAL_BINARY.items()})

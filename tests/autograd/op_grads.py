@@ -550,3 +550,41 @@ CASES += [
     ("xlog1py", lambda T, a, b: T.special.xlog1py(a, b.abs()), [(4,), (4,)], R),
     ("zeta", lambda T, a: T.special.zeta(T.ones_like(a) * 2.5, a), [(4,)], P),
 ]
+
+# second tensor arguments and PyTorch's corner cases (issue 15): tensor bounds of clamp, the
+# exponent of ldexp, 0-d tensor fill values, operands passed as one list, a vector
+# right-hand side, large logcumsumexp inputs, native_group_norm's statistics, as_strided
+# of an offset view, positional `unbiased`, zeros in prod/cumprod, broadcast contractions
+_MASK = [[True, False, False, True], [False, True, False, False], [True, True, False, True]]
+_ZERO_ROWS = [[1.5, 0.0, -0.8, 1.2], [0.0, 1.1, 0.0, 0.7], [0.9, -1.3, 1.4, 0.6]]
+CASES += [
+    ("clamp_tensor", lambda T, a, lo, hi: a.clamp(lo, hi), [(3, 4), (4,), (3, 1)], R),
+    ("clamp_min_tensor", lambda T, a, lo: T.clamp_min(a, lo), [(3, 4), (3, 4)], R),
+    ("clamp_max_tensor", lambda T, a, hi: a.clamp(max=hi), [(3, 4), (1, 4)], R),
+    ("ldexp_other", lambda T, a, b: T.ldexp(a, b), [(3, 4), (4,)], R),
+    ("masked_fill_tensor_value", lambda T, a, v: a.masked_fill(T.tensor(_MASK), v),
+     [(3, 4), ()], R),
+    ("index_fill_tensor_value", lambda T, a, v: a.index_fill(1, T.tensor([0, 3, 0]), v),
+     [(3, 4), ()], R),
+    ("nextafter", lambda T, a, b: T.nextafter(a, b) * b, [(5,), (5,)], R),
+    ("einsum_list", lambda T, a, b: T.einsum("ij,jk->ik", [a, b]), [(3, 4), (4, 2)], R),
+    ("meshgrid_list", lambda T, a, b: T.stack(T.meshgrid([a, b], indexing="xy")) * 2,
+     [(2,), (3,)], R),
+    ("solve_vector", lambda T, a, b: T.linalg.solve(a + 3 * T.eye(3, dtype=a.dtype), b),
+     [(2, 3, 3), (3,)], R),
+    ("logcumsumexp_large", lambda T, a: (a + 800).logcumsumexp(1), [(3, 4)], R),
+    ("native_group_norm_stats",
+     lambda T, a, w, b: T.cat([t.flatten() for t in T.native_group_norm(a, w, b, 2, 4, 3, 2, 0.5)]),
+     [(2, 4, 3), (4,), (4,)], R),
+    ("as_strided_offset_view", lambda T, a: a[2:8].as_strided((2, 2), (1, 2), 3), [(10,)], R),
+    ("var_unbiased_positional", lambda T, a: a.var(False) + T.var(a, True), [(3, 4)], R),
+    ("std_unbiased_positional", lambda T, a: a.std(True), [(3, 4)], R),
+    ("var_mean_unbiased_positional", lambda T, a: T.stack(T.var_mean(a, False)), [(3, 4)], R),
+    ("std_mean_unbiased_positional", lambda T, a: T.stack(T.std_mean(a, True)), [(3, 4)], R),
+    ("prod_zeros", lambda T, a: pinned(T, a, _ZERO_ROWS).prod(), [(3, 4)], R),
+    ("prod_dim_zeros", lambda T, a: pinned(T, a, _ZERO_ROWS).prod(1), [(3, 4)], R),
+    ("cumprod_zeros", lambda T, a: pinned(T, a, _ZERO_ROWS).cumprod(1), [(3, 4)], R),
+    ("cumprod_dim0_zeros", lambda T, a: pinned(T, a, _ZERO_ROWS).cumprod(0), [(3, 4)], R),
+    ("tensordot_broadcast", lambda T, a, b: T.tensordot(a, b, dims=([0, 1], [2, 0])),
+     [(1, 3, 2), (3, 2, 1)], R),
+]

@@ -185,3 +185,17 @@ def test_modules(device):
     assert repr(nn.Fold(4, 2)) == repr(torch.nn.Fold(4, 2))
     assert repr(nn.Unfold(3)) == repr(torch.nn.Unfold(3))
     assert list(f.state_dict()) == [] and list(m.parameters()) == []
+
+
+def test_bool_unfold_and_fold(device):
+    """PyTorch's im2col/col2im take bool (fold: overlapping blocks add, i.e. or)."""
+    rng = np.random.default_rng(3)
+    x = rng.random((2, 2, 5, 5)) > 0.5
+    kw = dict(kernel_size=2, padding=1, stride=(1, 2))
+    got, want = F.unfold(fw.tensor(x, device=device), **kw), TF.unfold(torch.tensor(x), **kw)
+    assert got.dtype is fw.bool and (to_np(got) == want.numpy()).all()
+    c = rng.random((1, 8, 9)) > 0.7
+    got, want = F.fold(fw.tensor(c, device=device), 4, 2), TF.fold(torch.tensor(c), 4, 2)
+    assert got.dtype is fw.bool and (to_np(got) == want.numpy()).all()
+    empty = fw.zeros(0, 1, 5, 5, dtype=fw.bool, device=device)
+    assert F.unfold(empty, 2).shape == (0, 4, 16)

@@ -121,6 +121,16 @@ def test_multi_margin_loss_unbatched(device, target):
     assert to_np(out) == 0
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_margin_losses_zero_dim_input(device, reduction):
+    """A 0-d input is one sample of one class, as PyTorch takes it."""
+    x = np.array(-0.7, dtype=np.float32)
+    for target in (np.array(0), np.array([0])):
+        run_loss("multi_margin_loss", [x, target], device, reduction=reduction)
+    for target in (np.array(0), np.array([-1]), np.array([0])):
+        run_loss("multilabel_margin_loss", [x, target], device, reduction=reduction)
+
+
 # -- triplet losses -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)

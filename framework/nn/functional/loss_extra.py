@@ -102,8 +102,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 def _check_margin_input(input):
-    """Multi-class margin losses take (C,) or (N, C) with C > 0."""
-    if not ((input.dim() == 1 and input.shape[0] != 0) or
+    """Multi-class margin losses take (C,) or (N, C) with C > 0, or a 0-dim input (one
+    class)."""
+    if not (input.dim() == 0 or (input.dim() == 1 and input.shape[0] != 0) or
             (input.dim() == 2 and input.shape[1] != 0)):
         raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch "
                            f"size, but got: {list(input.shape)}")
@@ -121,8 +122,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     reduction = _resolve(size_average, reduce, reduction)
     _check_margin_input(input)
     _check_long(target)
-    n_classes = input.shape[-1]
-    if input.dim() == 1:
+    n_classes = input.shape[-1] if input.dim() else 1
+    if input.dim() <= 1:
         if not (target.dim() <= 1 and target.numel() == n_classes):
             raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input "
                                f"of size: {list(input.shape)}")
@@ -142,7 +143,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     hinge = (1 - x_y.unsqueeze(-1) + x.unsqueeze(1)).clamp_min(0)                 # (N, J, C)
     use = listed.unsqueeze(-1) & ~is_target.unsqueeze(1)
     loss = fw.where(use, hinge, fw.zeros_like(hinge)).sum((1, 2)) / n_classes
-    if input.dim() == 1:
+    if input.dim() <= 1:
         loss = loss.reshape(())
     return _reduce(loss, reduction)
 
@@ -157,7 +158,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
     _check_margin_input(input)
-    n_classes = input.shape[-1]
+    n_classes = input.shape[-1] if input.dim() else 1
     n_frames = input.shape[0] if input.dim() == 2 else 1
     if not (target.dim() <= 1 and target.numel() == n_frames):
         raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal "

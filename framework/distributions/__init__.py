@@ -1,0 +1,33 @@
+"""Probability distributions and their sampling, scoring and divergences, as
+``torch.distributions``: pure Python over framework ops, so every family runs on each device.
+
+Differences from PyTorch: Gamma, Chi2, Beta, Dirichlet and StudentT draw their gamma variates
+by Marsaglia-Tsang rejection and take the implicit reparameterization gradient with a
+finite-difference derivative of ``igamma`` in alpha; Poisson samples by CDF inversion/PTRS and
+Binomial by summing Bernoulli trials (cost linear in ``total_count``). The random numbers
+differ from PyTorch's, as the framework's generator does.
+"""
+from . import constraints, transforms
+from .constraint_registry import biject_to, transform_to
+from .continuous import Cauchy, Exponential, HalfNormal, Laplace, LogNormal, Normal, Uniform
+from .categorical import Categorical, Multinomial, OneHotCategorical
+from .discrete import Bernoulli, Binomial, Geometric, Poisson
+from .distribution import Distribution
+from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
+from .transformed_distribution import Independent, TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform,
+                         IndependentTransform, LowerCholeskyTransform, PowerTransform,
+                         ReshapeTransform, SigmoidTransform, SoftmaxTransform,
+                         SoftplusTransform, StickBreakingTransform, TanhTransform, Transform)
+
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
+           "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
+           "Exponential", "Gamma", "Geometric", "HalfNormal", "Independent",
+           "IndependentTransform", "Laplace", "LogNormal", "LowerCholeskyTransform",
+           "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
+           "Transform", "TransformedDistribution", "Uniform", "biject_to", "constraints",
+           "kl_divergence", "register_kl", "transform_to", "transforms"]

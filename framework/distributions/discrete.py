@@ -1,0 +1,360 @@
+"""Discrete families over counts: Bernoulli, Geometric, Binomial and Poisson."""
+import math
+import numbers
+
+import framework as fw
+import framework.nn.functional as F
+
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Bernoulli", "Binomial", "Geometric", "Poisson"]
+
+
+def _probs_or_logits(self, probs, logits, is_binary):
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        is_scalar = isinstance(probs, numbers.Number)
+        (self.probs,) = broadcast_all(probs)
+        self._param = self.probs
+    else:
+        is_scalar = isinstance(logits, numbers.Number)
+        (self.logits,) = broadcast_all(logits)
+        self._param = self.logits
+    return fw.Size() if is_scalar else self._param.shape
+
+
+def _expand_binary(self, cls, new, batch_shape):
+    if "probs" in self.__dict__:
+        new.probs = self.probs.expand(tuple(batch_shape))
+        new._param = new.probs
+    if "logits" in self.__dict__:
+        new.logits = self.logits.expand(tuple(batch_shape))
+        new._param = new.logits
+    Distribution.__init__(new, batch_shape, validate_args=False)
+    new._validate_args = self._validate_args
+    return new
+
+
+class Bernoulli(Distribution):
+    """The Bernoulli distribution, by ``probs`` or by ``logits`` (not both)."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        batch_shape = _probs_or_logits(self, probs, logits, True)
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Bernoulli, _instance)
+        return _expand_binary(self, Bernoulli, new, fw.Size(batch_shape))
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return fw.where(self.probs == 0.5, fw.full_like(mode, math.nan), mode)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.shape
+
+    def sample(self, sample_shape=fw.Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        with fw.no_grad():
+            return fw.bernoulli(self.probs.expand(shape).contiguous())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -F.binary_cross_entropy_with_logits(logits, value.to(logits.dtype), reduction="none")
+
+    def entropy(self):
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand=True):
+        values = fw.arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values
+
+
+class Geometric(Distribution):
+    """The number of Bernoulli failures before the first success, with success ``probs``."""
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        batch_shape = _probs_or_logits(self, probs, logits, True)
+        super().__init__(batch_shape, validate_args=validate_args)
+        if self._validate_args and probs is not None:
+            value = self.probs
+            valid = value > 0
+            if not bool(valid.all()):
+                raise ValueError(
+                    f"Expected parameter probs ({type(value).__name__} of shape "
+                    f"{tuple(value.shape)}) of distribution {self!r} to be positive but found "
+                    f"invalid values:\n{value[~valid]}")
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Geometric, _instance)
+        return _expand_binary(self, Geometric, new, fw.Size(batch_shape))
+
+    @property
+    def mean(self):
+        return 1.0 / self.probs - 1.0
+
+    @property
+    def mode(self):
+        return fw.zeros_like(self.probs)
+
+    @property
+    def variance(self):
+        return (1.0 / self.probs - 1.0) / self.probs
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    def sample(self, sample_shape=fw.Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        tiny = fw.finfo(self.probs.dtype).tiny
+        with fw.no_grad():
+            u = fw.empty(shape, dtype=self.probs.dtype, device=self.probs.device).uniform_(tiny, 1)
+            return (u.log() / (-self.probs).log1p()).floor()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value, probs = broadcast_all(value, self.probs)
+        # 0 * log(0) is 0 for the sure success at value 0
+        probs = fw.where((probs == 1) & (value == 0), fw.zeros_like(probs), probs)
+        return value * (-probs).log1p() + self.probs.log()
+
+    def entropy(self):
+        bce = F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        return bce / self.probs
+
+
+def _poisson_sample(rate):
+    """Poisson samples, one per element of ``rate`` (float64): inversion of the CDF below
+    rate 10, Hoermann's transformed rejection (PTRS) above."""
+    shape, dev = tuple(rate.shape), rate.device
+    out = fw.zeros_like(rate)
+    small = rate < 10
+    if bool(small.any()):
+        # inversion by sequential search: k grows while U is above the CDF at k; the
+        # iteration cap (far in the tail for rates under 10) guards against round-off
+        lam = fw.where(small, rate, fw.zeros_like(rate))
+        u = fw.rand(shape, dtype=rate.dtype, device=dev)
+        p = fw.exp(-lam)
+        cdf = p
+        active = small & (u > cdf)
+        k = 0
+        while k < 100 and bool(active.any()):
+            k += 1
+            out = fw.where(active, fw.full_like(out, float(k)), out)
+            p = p * lam / k
+            cdf = cdf + p
+            active = active & (u > cdf)
+    big = ~small
+    if bool(big.any()):
+        lam = fw.where(big, rate, fw.full_like(rate, 10.0))
+        slam, loglam = lam.sqrt(), lam.log()
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        done = small.clone()
+        while not bool(done.all()):
+            U = fw.rand(shape, dtype=rate.dtype, device=dev) - 0.5
+            V = fw.rand(shape, dtype=rate.dtype, device=dev)
+            us = 0.5 - U.abs()
+            k = ((2 * a / us + b) * U + lam + 0.43).floor()
+            fast = (us >= 0.07) & (V <= vr)
+            bad = (k < 0) | ((us < 0.013) & (V > us))
+            kk = fw.clamp(k, min=0)
+            slow = (V.log() + invalpha.log() - (a / (us * us) + b).log()
+                    <= -lam + kk * loglam - fw.lgamma(kk + 1))
+            accept = ~done & (fast | (~bad & slow))
+            out = fw.where(accept, k, out)
+            done = done | accept
+    return out
+
+
+class Poisson(Distribution):
+    """The Poisson distribution with ``rate``."""
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = broadcast_all(rate)
+        batch_shape = fw.Size() if isinstance(rate, numbers.Number) else self.rate.shape
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Poisson, _instance)
+        batch_shape = fw.Size(batch_shape)
+        new.rate = self.rate.expand(tuple(batch_shape))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return self.rate.floor()
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def sample(self, sample_shape=fw.Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        with fw.no_grad():
+            rate = self.rate.expand(shape).to(fw.float64)
+            return _poisson_sample(rate).to(self.rate.dtype)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = broadcast_all(self.rate, value)
+        return fw.xlogy(value, rate) - rate - (value + 1).lgamma()
+
+
+def _clamp_by_zero(x):
+    # x.clamp(min=0) with gradient 1/2 at 0, as torch
+    return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
+
+
+_BINOMIAL_CHUNK = 64
+
+
+def _binomial_sample(count, probs):
+    """Binomial samples as sums of Bernoulli trials, drawn in chunks of trials."""
+    shape = tuple(count.shape)
+    out = fw.zeros_like(probs)
+    n_max = int(count.max()) if count.numel() else 0
+    for start in range(0, n_max, _BINOMIAL_CHUNK):
+        m = min(_BINOMIAL_CHUNK, n_max - start)
+        u = fw.rand(shape + (m,), dtype=probs.dtype, device=probs.device)
+        trial = fw.arange(start, start + m, dtype=probs.dtype, device=probs.device)
+        hit = (u < probs.unsqueeze(-1)) & (trial < count.unsqueeze(-1))
+        out = out + hit.to(probs.dtype).sum(-1)
+    return out
+
+
+class Binomial(Distribution):
+    """The binomial distribution: successes in ``total_count`` trials of success ``probs``."""
+    arg_constraints = {"total_count": constraints.nonnegative_integer,
+                       "probs": constraints.unit_interval, "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.to(self.probs.dtype)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.to(self.logits.dtype)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Binomial, _instance)
+        batch_shape = fw.Size(batch_shape)
+        new.total_count = self.total_count.expand(tuple(batch_shape))
+        return _expand_binary(self, Binomial, new, batch_shape)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mean(self):
+        return self.total_count * self.probs
+
+    @property
+    def mode(self):
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.shape
+
+    def sample(self, sample_shape=fw.Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        with fw.no_grad():
+            return _binomial_sample(self.total_count.expand(shape), self.probs.expand(shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_factorial_n = fw.lgamma(self.total_count + 1)
+        log_factorial_k = fw.lgamma(value + 1)
+        log_factorial_nmk = fw.lgamma(self.total_count - value + 1)
+        # log(1 + exp(logits)) * n written so that it stays finite for large |logits|
+        normalize_term = (self.total_count * _clamp_by_zero(self.logits)
+                          + self.total_count * fw.log1p(fw.exp(-fw.abs(self.logits)))
+                          - log_factorial_n)
+        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
+
+    def entropy(self):
+        total_count = int(self.total_count.max())
+        if not total_count == float(self.total_count.min()):
+            raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -(fw.exp(log_prob) * log_prob).sum(0)
+
+    def enumerate_support(self, expand=True):
+        total_count = int(self.total_count.max())
+        if not total_count == float(self.total_count.min()):
+            raise NotImplementedError(
+                "Inhomogeneous total count not supported by `enumerate_support`.")
+        values = fw.arange(1 + total_count, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values
