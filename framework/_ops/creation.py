@@ -617,6 +617,11 @@ def to(self, *args, **kwargs):
     """Converts dtype and/or device; returns self when nothing changes (unless copy=True).
     The result keeps self's layout (``memory_format=preserve_format``) unless another
     memory format is asked for."""
+    if not kwargs and len(args) == 1 and args[0].__class__ is _dtype.dtype:
+        # the common x.to(dtype) / x.float(): a dtype change on the same device
+        dt = args[0]
+        return self if dt is self.dtype else _pointwise.convert(self, dt, self._storage.device,
+                                                                True)
     dev, dt, non_blocking, copy, fmt = _parse_to(args, kwargs) if kwargs else \
         _parse_to(args, {})
     dev = self._storage.device if dev is None else alloc.resolve_device(dev)

@@ -147,10 +147,9 @@ def convert(x, dtype, device, preserve=False):
         x = to_device(x, device)
         if x.dtype is dtype:
             return x
-    if preserve and x._stride != alloc.contiguous_strides(x._shape):
-        out = memory_format.empty_like(x, dtype, device)
-    else:
-        out = alloc.empty(x._shape, dtype, device)
+    out = alloc.empty(x._shape, dtype, device)
+    if preserve and x._stride != out._stride:
+        out._stride = memory_format.dense_like(x._shape, x._stride)
     alloc.backend(device).copy.copy(out, x, x._stride)
     return out
 
@@ -159,14 +158,13 @@ def result(shape, dtype, device, strides):
     """A new elementwise result of ``shape`` whose operands have ``strides`` (expanded
     to ``shape``): contiguous when the first operand is (the common case), else laid out
     as PyTorch's TensorIterator lays it out (memory_format.iter_strides)."""
-    cs = alloc.contiguous_strides(shape)
-    st = strides[0]
-    if st == cs or (len(strides) > 1 and strides[1] == cs and not any(st)):
-        return alloc.empty(shape, dtype, device)
-    st = memory_format.iter_strides(shape, strides)
-    if st == cs:
-        return alloc.empty(shape, dtype, device)
-    return alloc.empty_strided(shape, st, dtype, device)
+    res = alloc.empty(shape, dtype, device)
+    cs, st = res._stride, strides[0]
+    if st != cs and not (len(strides) > 1 and strides[1] == cs and not any(st)):
+        st = memory_format.iter_strides(shape, strides)
+        if st != cs:
+            res._stride = st
+    return res
 
 
 def checked_scalar(value, dtype, opmath=False):
