@@ -98,14 +98,6 @@ def empty(shape, dtype, device):
     return _make(st, shape, stride, 0, dtype)
 
 
-def empty_strided(shape, stride, dtype, device):
-    """A new tensor with dense strides ``stride`` (a permutation of row-major, as
-    memory_format.py computes them): its storage holds exactly numel elements."""
-    t = empty(shape, dtype, device)
-    t._stride = tuple(stride)
-    return t
-
-
 def _bad_size(shape, itemsize):
     """Raises PyTorch's error for a shape whose byte count is negative or beyond int64."""
     for s in shape:

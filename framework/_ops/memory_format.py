@@ -218,8 +218,8 @@ def like_strides(op, x, fmt):
 
 def empty_like(x, dtype, device, fmt=None, op="empty_like"):
     """An uninitialised tensor of x's shape in format ``fmt`` (None: preserve x's layout)."""
-    shape = x._shape
+    t = alloc.empty(x._shape, dtype, device)
     st = like_strides(op, x, fmt)
-    if st == alloc.contiguous_strides(shape):
-        return alloc.empty(shape, dtype, device)
-    return alloc.empty_strided(shape, st, dtype, device)
+    if st != t._stride:     # a permutation of row-major: the same storage size
+        t._stride = st
+    return t

@@ -147,9 +147,8 @@ def convert(x, dtype, device, preserve=False):
         x = to_device(x, device)
         if x.dtype is dtype:
             return x
-    out = alloc.empty(x._shape, dtype, device)
-    if preserve and x._stride != out._stride:
-        out._stride = memory_format.dense_like(x._shape, x._stride)
+    out = memory_format.empty_like(x, dtype, device) if preserve else \
+        alloc.empty(x._shape, dtype, device)
     alloc.backend(device).copy.copy(out, x, x._stride)
     return out
 
@@ -404,14 +403,13 @@ def ternary(op, kernel, a, b, c, out, dtypes, p0=0.0):
     b = as_operand(b, dbc, device)
     c = as_operand(c, dbc, device)
     shape = broadcast_shapes(a._shape, b._shape, c._shape)
-    if out is None:
-        strides = (expand_strides(a, shape), expand_strides(b, shape), expand_strides(c, shape))
-        res, target = result(shape, rdt, device, strides), None
-    else:
+    if out is not None:
         res, target = _output(op, out, shape, rdt, device, out is a, given)
         a, b, c = (_read_first(res, t)[0] if t is not res and t._storage is res._storage
                    else t for t in (a, b, c))
-        strides = (expand_strides(a, shape), expand_strides(b, shape), expand_strides(c, shape))
+    strides = (expand_strides(a, shape), expand_strides(b, shape), expand_strides(c, shape))
+    if out is None:
+        res, target = result(shape, rdt, device, strides), None
     alloc.backend(device).pointwise.ternary(kernel, res, a, strides[0], b, strides[1], c,
                                             strides[2], p0)
     return _finish(res, target)
