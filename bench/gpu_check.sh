@@ -13,7 +13,10 @@
 #       --platform manylinux2014_x86_64 -d .whl scipy-openblas32
 # Environment: PYTHON (default python3), JOBS (pytest workers, default 8), OUT (if set, a
 # folder that receives the test log and the benchmark table), BENCH_ARGS (e.g. --quick),
-# NO_TESTS=1 / NO_BENCH=1 to leave a step out (each run must fit the machine's time limit).
+# NO_TESTS=1 / NO_BENCH=1 to leave a step out (each run must fit the machine's time limit),
+# TEST_TIMEOUT / BENCH_TIMEOUT (seconds; the step is interrupted with SIGINT, so pytest still
+# prints what failed so far), SKIP_BUILD=1 to use a framework/_C*.so carried from an earlier
+# run (the build also leaves a stripped copy of it in OUT for that).
 set -u
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -61,26 +64,36 @@ fi
 
 # -- build ------------------------------------------------------------------------------------
 t0=$(date +%s)
-if ! FRAMEWORK_BUILD_JOBS=$(nproc) $PY setup.py -q build_ext --inplace >"$LOGDIR/gpu_check_build.log" 2>&1; then
+if [ -n "${SKIP_BUILD:-}" ] && ls framework/_C*.so >/dev/null 2>&1; then
+    note "build" "skipped: carried $(ls framework/_C*.so)"
+elif ! FRAMEWORK_BUILD_JOBS=$(nproc) $PY setup.py -q build_ext --inplace >"$LOGDIR/gpu_check_build.log" 2>&1; then
     tail -n 40 "$LOGDIR/gpu_check_build.log"
     note "build" "FAILED (log: $LOGDIR/gpu_check_build.log)"
     finish 1
+else
+    note "build" "ok in $(( $(date +%s) - t0 )) s"
+    [ -n "${OUT:-}" ] && strip -o "$OUT/$(basename framework/_C*.so)" framework/_C*.so
 fi
-note "build" "ok in $(( $(date +%s) - t0 )) s"
 if ! $PY -c "import framework as fw; assert fw.cuda.is_available() and not fw.cuda.is_simulated(); print(fw.cuda.get_device_name())"; then
     note "framework.cuda" "NOT AVAILABLE on the GPU"
     finish 1
 fi
+$PY -c "import framework as fw; x = fw.arange(1000, device='cuda', dtype=fw.float32); print('smoke: sum(2x) =', (x * 2).sum().item(), '(expected 999000)')" || note "smoke" "FAILED: (x * 2).sum() on cuda"
+
 
 # -- tests on the GPU ---------------------------------------------------------------------------
 test_rc=0
 if [ -z "${NO_TESTS:-}" ]; then
     t0=$(date +%s)
     if [ "$#" -eq 0 ]; then set -- tests; fi
-    $PY -m pytest -q -n "$JOBS" -p no:cacheprovider --durations=10 -rfE "$@" >"$LOG" 2>&1
+    export FW_FAILURE_LOG="$LOGDIR/gpu_check_failures.log"
+    rm -f "$FW_FAILURE_LOG"
+    timeout -s INT -k 30 "${TEST_TIMEOUT:-0}" \
+        $PY -m pytest -q -p no:benchmark -n "$JOBS" -p no:cacheprovider --durations=10 -rfE "$@" >"$LOG" 2>&1
     test_rc=$?
     tail -n 60 "$LOG"
     counts=$(grep -E '[0-9]+ (passed|failed|error)' "$LOG" | tail -n1 | sed 's/=//g')
+    [ -f "$FW_FAILURE_LOG" ] && note "failures" "$(grep -c '^FAILED' "$FW_FAILURE_LOG") (log: $FW_FAILURE_LOG)"
     note "tests ($*)" "${counts:-no summary line} in $(( $(date +%s) - t0 )) s (rc $test_rc; log: $LOG)"
 fi
 
@@ -90,7 +103,7 @@ BENCH_OUT="$RESULTS/$(date -u +%Y-%m-%d)-$slug.md"
 if [ -n "${NO_BENCH:-}" ]; then finish "$test_rc"; fi
 t0=$(date +%s)
 # shellcheck disable=SC2086
-if $PY bench/gpu_ops.py --out "$BENCH_OUT" ${BENCH_ARGS:-} >"$LOGDIR/gpu_check_bench.log" 2>&1 \
+if timeout -s INT -k 10 "${BENCH_TIMEOUT:-0}" $PY bench/gpu_ops.py --out "$BENCH_OUT" ${BENCH_ARGS:-} >"$LOGDIR/gpu_check_bench.log" 2>&1 \
         && [ -f "$BENCH_OUT" ]; then
     note "bench gpu_ops.py" "ok in $(( $(date +%s) - t0 )) s"
 else
@@ -106,7 +119,7 @@ for b in ${BENCHES:-nn.py fused_norm.py fused_loss.py fused_attention.py fused_l
     t0=$(date +%s)
     log="$LOGDIR/gpu_check_${b%.py}.log"
     # shellcheck disable=SC2086
-    if $PY "bench/$b" --device cuda ${BENCH_ARGS:-} >"$log" 2>&1; then
+    if timeout -s INT -k 10 "${BENCH_TIMEOUT:-0}" $PY "bench/$b" --device cuda ${BENCH_ARGS:-} >"$log" 2>&1; then
         { echo; echo "## bench/$b --device cuda ${BENCH_ARGS:-}"; echo; echo '```'; cat "$log";
           echo '```'; } >>"$BENCH_OUT"
         note "bench $b" "ok in $(( $(date +%s) - t0 )) s"

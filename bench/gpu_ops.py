@@ -1,7 +1,8 @@
 """GPU op benchmarks: the framework beside PyTorch on the same GPU, in the same run.
 
 Times are medians of many repeats, each timed with framework.cuda.Event (torch.cuda.Event
-for torch) after a warm-up. Memory-bound ops report GB/s (bytes each input read once plus
+for torch) after a warm-up, over batches of calls queued behind a few milliseconds of other
+device work, so that a kernel's time is not its host overhead (which is reported apart). Memory-bound ops report GB/s (bytes each input read once plus
 each output written once) and matrix products TFLOP/s, each also as a fraction of the
 device's peak measured in this run: a large device-to-device copy for bandwidth, and
 torch.matmul (bf16 for the 16-bit products, TF32 for float32) for the matrix units when
@@ -39,9 +40,16 @@ GB = 1e9
 
 # ---- timing -------------------------------------------------------------------------------
 
-def _event_median(fn, event_cls, sync, warmup, repeat, budget_s):
-    """Median milliseconds of ``fn`` over ``repeat`` event-timed calls (fewer when one call
-    is slow: about ``budget_s`` seconds in all, at least 5 calls) after ``warmup`` calls."""
+def _event_median(fn, event_cls, sync, warmup, repeat, budget_s, busy=None, batch=8):
+    """Median milliseconds of one call of ``fn`` (about ``budget_s`` seconds of samples, at
+    least 5, after ``warmup`` calls).
+
+    A sample is ``batch`` back-to-back calls between two events, divided by ``batch``, and
+    ``busy()`` (device work on the same stream, a few milliseconds) is queued before each:
+    the host then enqueues the calls while the device is still busy, so the device runs them
+    without gaps and the sample is the kernels' time, not the host's time per call (a
+    framework op whose host side is slower than its kernel would otherwise be timed at its
+    host speed). Without ``busy``, one call per sample."""
     for _ in range(warmup):
         fn()
     sync()
@@ -49,23 +57,75 @@ def _event_median(fn, event_cls, sync, warmup, repeat, budget_s):
     fn()
     sync()
     one = max(time.perf_counter() - t0, 1e-6)
-    n = max(5, min(repeat, int(budget_s / one)))
-    pairs = [(event_cls(enable_timing=True), event_cls(enable_timing=True)) for _ in range(n)]
-    for start, end in pairs:
+    if busy is None or one > 2e-3:     # long calls: launch gaps are noise already
+        batch = 1
+    n = max(5, min(max(1, repeat // batch), int(budget_s / (one * batch))))
+    samples = []
+    for _ in range(n):
+        start, end = event_cls(enable_timing=True), event_cls(enable_timing=True)
+        if batch > 1:
+            busy()
         start.record()
-        fn()
+        for _ in range(batch):
+            fn()
         end.record()
-    sync()
-    return statistics.median(start.elapsed_time(end) for start, end in pairs)
+        sync()
+        samples.append(start.elapsed_time(end) / batch)
+    return statistics.median(samples)
+
+
+class _Busy:
+    """A few milliseconds of device work on each library's current stream: matrix
+    products of 8192^2 bfloat16 matrices (made on first use)."""
+
+    def __init__(self):
+        self.fw_ab = self.torch_ab = None
+
+    def fw(self):
+        if self.fw_ab is None:
+            self.fw_ab = [fw.randn(8192, 8192, device="cuda", dtype=fw.bfloat16)
+                          for _ in range(2)]
+        a, b = self.fw_ab
+        for _ in range(3):
+            a @ b
+
+    def torch(self):
+        if self.torch_ab is None:
+            self.torch_ab = [torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+                             for _ in range(2)]
+        a, b = self.torch_ab
+        for _ in range(3):
+            a @ b
+
+
+BUSY = _Busy()
+QUEUED = True   # off for --smoke: the simulator would take minutes over the busy work
 
 
 def fw_time(fn, warmup=3, repeat=100, budget_s=1.0):
-    return _event_median(fn, fw.cuda.Event, fw.cuda.synchronize, warmup, repeat, budget_s)
+    return _event_median(fn, fw.cuda.Event, fw.cuda.synchronize, warmup, repeat, budget_s,
+                         busy=BUSY.fw if QUEUED else None)
 
 
 def torch_time(fn, warmup=3, repeat=100, budget_s=1.0):
     return _event_median(fn, torch.cuda.Event, torch.cuda.synchronize, warmup, repeat,
-                         budget_s)
+                         budget_s, busy=BUSY.torch if QUEUED else None)
+
+
+def host_profile(fn, calls=2000, top=25):
+    """cProfile's table (by own time) of ``calls`` calls of ``fn``: where a small op's host
+    time goes."""
+    import cProfile
+    import io
+    import pstats
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn()
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(top)
+    return buf.getvalue()
 
 
 def host_overhead_us(fn, sync, calls=2000):
@@ -316,6 +376,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="also write the markdown table to this file")
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    ap.add_argument("--profile", action="store_true",
+                    help="also profile the host side of a 1-element add (cProfile)")
     ap.add_argument("--smoke", action="store_true",
                     help="tiny sizes, on any cuda device including the simulator: checks "
                          "that the script runs, says nothing about speed")
@@ -331,6 +393,8 @@ def main(argv=None):
     budget = 0.3 if args.quick else 1.0
     props = fw.cuda.get_device_properties()
     if args.smoke:
+        global QUEUED
+        QUEUED = False
         budget = 0.0
         peaks = measure_peaks(1 << 20)
         cases = pointwise_cases(1 << 12) + reduction_cases(64, 256) + matmul_cases([64])
@@ -364,6 +428,9 @@ def main(argv=None):
               f"python {platform.python_version()}, {versions}"
               f"{', quick sizes' if args.quick else ''}.")
     text = table(rows, (fw_us, torch_us), peaks, header)
+    if args.profile:
+        text += ("\n### Host profile of 2000 one-element adds (cProfile, by own time)\n\n```\n"
+                 + host_profile(lambda: a + b).strip() + "\n```\n")
     print(text)
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import framework as fw
-from helpers import assert_close, to_np
+from helpers import assert_close, skip_unless_torch, to_np
 
 torch = pytest.importorskip("torch")
 
@@ -144,6 +144,8 @@ def test_lowrank_shapes(device):
 
 
 def test_linear_cross_entropy(device):
+    if not hasattr(torch.nn.functional, "linear_cross_entropy"):
+        skip_unless_torch(torch, "F.linear_cross_entropy")
     rng = np.random.default_rng(7)
     x, w = rng.standard_normal((5, 3)), rng.standard_normal((4, 2, 3))
     b, cw = rng.standard_normal((4, 2)), rng.uniform(0.5, 1.5, 4)

@@ -91,7 +91,8 @@ def _mma(a, b, acc, PRECISION: tl.constexpr, UPCAST: tl.constexpr):
     if UPCAST:
         a = _up(a)
         b = _up(b)
-    return tl.dot(a, b, acc, input_precision=PRECISION)
+    # out_dtype: Triton 3.6 takes float32 otherwise, which a float64 accumulator fails
+    return tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=acc.dtype)
 
 
 @triton.jit

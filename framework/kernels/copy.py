@@ -19,7 +19,7 @@ def copy(dst, src, src_stride):
     _launch(_unary_kernel, _identity, dst, (src,), (src_stride,), (0.0, 0.0, 0.0))
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["value"])  # a 1 would become a constant without .to()
 def _fill_kernel(out, n, shape, so, value, IS_FLOAT: tl.constexpr, NDIM: tl.constexpr,
                  CONTIG: tl.constexpr, IDX64: tl.constexpr, BLOCK: tl.constexpr):
     i, mask = _index(n, BLOCK, IDX64)

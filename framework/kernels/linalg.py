@@ -156,7 +156,7 @@ def _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b,
             if UPCAST:
                 av = av.to(tl.float32)
                 bv = bv.to(tl.float32)
-            acc = tl.dot(av, bv, acc, input_precision=PRECISION)
+            acc = tl.dot(av, bv, acc, input_precision=PRECISION, out_dtype=acc.dtype)
         else:
             prod = av.to(ACC)[:, :, None] * bv.to(ACC)[None, :, :]
             acc += tl.sum(prod, axis=1).to(ACC)

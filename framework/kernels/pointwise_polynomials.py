@@ -19,9 +19,13 @@ from .pointwise_bessel import _any
 @triton.jit
 def _ctype(x):
     """x in the compute type: float16 and bfloat16 widen to float32."""
+    # one return: a compiled @jit helper may not return two types, even behind a
+    # condition known at compile time
     if x.dtype == tl.float64:
-        return x
-    return x.to(tl.float32)
+        y = x
+    else:
+        y = x.to(tl.float32)
+    return y
 
 
 @triton.jit

@@ -149,12 +149,13 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, 
         if R_CONTIG:
             roff = r
         else:  # unravel the flat reduced index (row-major over rshape)
-            rem = r
+            # (rrem, not rem: a name carried through the loop keeps one type on a GPU)
+            rrem = r
             roff = r * 0
             for d in tl.static_range(NR - 1, 0, -1):
-                roff += (rem % rshape[d]) * rstride[d]
-                rem = rem // rshape[d]
-            roff += rem * rstride[0]
+                roff += (rrem % rshape[d]) * rstride[d]
+                rrem = rrem // rshape[d]
+            roff += rrem * rstride[0]
         off = koff[:, None] + roff[None, :]
         v = tl.load(x + off, mask=mask, other=0)
         if v.dtype.is_fp16() or v.dtype.is_bf16():  # 16-bit floats compute in float32

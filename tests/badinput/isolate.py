@@ -89,10 +89,23 @@ def run_isolated(jobs, timeout=60.0):
     return results
 
 
+def _real_gpu():
+    """Whether kernels run on a real GPU (a CUDA driver and no TRITON_INTERPRET)."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return False
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def _worker():
     # AddressSanitizer (make asan) reserves terabytes of address space for its shadow
-    # memory: an address-space limit would break it, so none under ASan
-    if "libasan" not in os.environ.get("LD_PRELOAD", ""):
+    # memory, and a real CUDA driver maps the GPU's memory into the process's address space
+    # (cuInit fails with CUDA_ERROR_OUT_OF_MEMORY under the limit): none in either case
+    if "libasan" not in os.environ.get("LD_PRELOAD", "") and not _real_gpu():
         try:
             import resource
             resource.setrlimit(resource.RLIMIT_AS, (MEM_LIMIT, MEM_LIMIT))
