@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 JOBS ?= 2
 
-.PHONY: install build demo test bench clean asan
+.PHONY: install build demo test compile-check bench clean asan
 
 install: $(VENV)/.installed build
 
@@ -33,10 +33,23 @@ $(VENV)/.demo-installed: $(VENV)/.installed
 	$(PY) -m pip install -q --no-build-isolation -e ".[demo]"
 	touch $@
 
-# Every test on cpu, and on cuda: a real GPU if present, else Triton's interpreter.
+# Every test on cpu, and on cuda: a real GPU if present, else Triton's interpreter. Without
+# a GPU, the core kernels' tests then run once more with each launched kernel also compiled
+# for sm_90 (tests/compile_check.py: what only a real compile shows, the interpreter never).
+# SIM: 1 when cuda is simulated (TRITON_INTERPRET as set, else 1 without a CUDA driver)
+SIM = $${TRITON_INTERPRET-$$( $(PY) -c "import ctypes.util as u; print(0 if u.find_library('cuda') else 1)")}
+COMPILE_CHECK_TESTS ?= tests/kernels tests/test_pointwise.py tests/test_reduction.py
 test: install
-	TRITON_INTERPRET=$${TRITON_INTERPRET-$$( $(PY) -c "import ctypes.util as u; print(0 if u.find_library('cuda') else 1)")} \
+	TRITON_INTERPRET=$(SIM) \
 	$(PY) -m pytest -q -n $(JOBS) -p no:cacheprovider --durations=30 tests
+	if [ "$(SIM)" = 1 ]; then \
+	  $(MAKE) --no-print-directory compile-check; fi
+
+# Every kernel the given tests launch, compiled for a Hopper GPU without one (a full check:
+# COMPILE_CHECK_TESTS=tests, about 30 minutes on 2 cores).
+compile-check: install
+	TRITON_INTERPRET=1 FW_COMPILE_CHECK=1 $(PY) -m pytest -q -n $(JOBS) -p no:cacheprovider \
+	  $(COMPILE_CHECK_TESTS) -k cuda
 
 # The native library under AddressSanitizer + UndefinedBehaviorSanitizer, over the test suite
 # (not part of `make test`: it is slow). It never touches framework/_C*.so here: it snapshots

@@ -6,8 +6,7 @@ show on a GPU: integer arguments equal to 1 become compile-time constants (so ``
 on one fails), control flow must type-check, tile shapes must be powers of two, and ptxas
 sees the generated code. With ``FW_COMPILE_CHECK=1`` beside ``TRITON_INTERPRET=1`` each
 launch is also compiled, with the specialization the JIT would give the same arguments, for
-an sm_90 (Hopper) target, through the whole pipeline to a cubin (``FW_COMPILE_CHECK=ttir``
-stops after Triton's front end, which is quicker). A kernel that does not compile fails the
+an sm_90 (Hopper) target, through the whole pipeline to a cubin. A kernel that does not compile fails the
 test that launched it (or, with ``FW_COMPILE_LOG=path``, is written to that file); the
 kernel still runs in the interpreter, so values are checked too.
 
@@ -51,7 +50,6 @@ def install():
     # Nothing else asks Triton for a GPU driver in the simulator, and without a GPU there
     # is none to create: compiles target sm_90 through this one.
     driver.set_active(_FakeDriver())
-    stop_at_ttir = os.environ.get("FW_COMPILE_CHECK") == "ttir"
 
     class Hybrid(jit_mod.JITFunction):
         """A JITFunction (the compiler sees a real one, also as a callee of other kernels)
@@ -99,18 +97,6 @@ def install():
             # interpreter fails tests of its own, the compile errors are what counts)
             with open(log, "a") as f:
                 f.write(f"=== {fn.__name__}: {type(e).__name__}\n{e}\n")
-
-    if stop_at_ttir:
-        from triton.backends.nvidia.compiler import CUDABackend
-        add_stages = CUDABackend.add_stages
-
-        @functools.wraps(add_stages)
-        def ttir_only(self, stages, options, *rest):
-            add_stages(self, stages, options, *rest)
-            for k in list(stages):
-                if k != "ttir":
-                    del stages[k]
-        CUDABackend.add_stages = ttir_only
 
     def jit(fn=None, **kwargs):
         if fn is None:
