@@ -447,6 +447,9 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
     if name == "float32":
         from .. import _matmul_precision
         precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"
+    if (precision == "tf32" and nb == 0 and sbn == 1 and sbk != 1
+            and m >= _TF32_KMAJOR_MIN_M):
+        b, sbk, sbn = _k_major(b, k, n, sbk), 1, k
     alpha, beta = _param(alpha, integer), _param(0 if beta == 0 else beta, integer)
     beta_zero = beta == 0
     layout = (int(sak == 1) | int(sam == 1) << 1 | int(sbn == 1) << 2 | int(sbk == 1) << 3
@@ -490,6 +493,23 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
                  UPCAST=simulated and name == "bfloat16", **meta)
     if splits > 1:
         _splitk_reduce(out, shape, dest, splits, alpha, beta, acc_name)
+
+
+# TF32 products read B in K-major (column-major) order: with a row-major B (N contiguous),
+# Triton 3.6 fills the tensor-core tiles with 4-byte copies instead of 16-byte ones (seen in
+# the PTX of the tile loads: 48 of 60 copies 4 bytes wide), so B is copied to column-major
+# first when the product is big enough to pay for the copy (K*N*8 bytes against 2*M*N*K
+# flops: about 10% of a TF32 product at M = 4096, if it runs at torch's speed).
+_TF32_KMAJOR_MIN_M = 256
+
+
+def _k_major(b, k, n, sbk):
+    """The K x N matrix at b (row stride sbk, contiguous rows) copied to column-major
+    storage: a new tensor whose element (kk, j) is at j * k + kk."""
+    from .copy import copy
+    bt = alloc.empty((n, k), b.dtype, b._storage.device)   # bt[j, kk] = b[kk, j]
+    copy(bt, b, (1, sbk))
+    return bt
 
 
 def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name):

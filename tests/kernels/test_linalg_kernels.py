@@ -279,6 +279,33 @@ def test_highest_is_ieee_float32():
     assert np.all(host(out) > 32 * (1 + eps))
 
 
+@pytest.mark.parametrize("bview", ["contiguous", "sliced", "column-major"])
+def test_tf32_row_major_b_copied_k_major(monkeypatch, bview):
+    # TF32 products copy a row-major B to column-major first (16-byte tile loads on a GPU);
+    # lowered threshold so that the path runs at test sizes, with B at an offset too
+    monkeypatch.setattr(K, "_TF32_KMAJOR_MIN_M", 1)
+    copies = []
+    k_major = K._k_major
+    monkeypatch.setattr(K, "_k_major", lambda *a: copies.append(a[1:]) or k_major(*a))
+    fw.set_float32_matmul_precision("high")
+    rng = np.random.default_rng(4)
+    a = operand(rng, (37, 45), "float32")
+    full = rng.standard_normal((47, 70))
+    if bview == "sliced":
+        b = cuda(full, "float32")[1:46, 3:67]
+        ref_b = full[1:46, 3:67]
+    elif bview == "column-major":
+        b = operand(rng, (45, 64), "float32", transposed=True)
+        ref_b = host(b)
+    else:
+        b = cuda(full[:45, :64], "float32")
+        ref_b = full[:45, :64]
+    out = run(empty((37, 64), "float32"), a, b)
+    ref = host(a) @ ref_b
+    assert np.abs(host(out) - ref).max() <= 3e-3 * np.abs(ref).max()   # TF32's rounding
+    assert copies == ([] if bview == "column-major" else [(45, 64, b._stride[0])])
+
+
 @pytest.mark.parametrize("precision,expected", [("highest", "ieee"), ("high", "tf32"),
                                                 ("medium", "tf32")])
 def test_precision_reaches_the_kernel(monkeypatch, precision, expected):
