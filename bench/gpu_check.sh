@@ -17,6 +17,15 @@
 # TEST_TIMEOUT / BENCH_TIMEOUT (seconds; the step is interrupted with SIGINT, so pytest still
 # prints what failed so far), SKIP_BUILD=1 to use a framework/_C*.so carried from an earlier
 # run (the build also leaves a stripped copy of it in OUT for that).
+#
+# With a lease of 15 minutes of device time (each call also spends a minute or so starting
+# the machine), one call of about 8 minutes that builds, tests the cuda half and times the
+# ops is what fits, e.g. (the build leaves a stripped copy of the extension in OUT, which a
+# second call can carry with SKIP_BUILD=1):
+#   JOBS=16 TEST_TIMEOUT=240 BENCH_TIMEOUT=120 BENCH_ARGS="--quick --profile" BENCHES=" " \
+#       bench/gpu_check.sh tests -k cuda --timeout 60
+# Before spending device time, `make compile-check COMPILE_CHECK_TESTS=tests` compiles every
+# kernel the tests launch for sm_90 on a machine without a GPU.
 set -u
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
