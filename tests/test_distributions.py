@@ -54,6 +54,11 @@ def _cases():
         ("Exponential", lambda m, a: m.Exponential(a(P)), P * 0.7),
         ("LogNormal", lambda m, a: m.LogNormal(a(R), a(P * 0.5)), P),
         ("HalfNormal", lambda m, a: m.HalfNormal(a(P)), P * 0.5),
+        ("HalfCauchy", lambda m, a: m.HalfCauchy(a(P)), P * 0.5),
+        ("Gumbel", lambda m, a: m.Gumbel(a(R), a(P)), R + 0.7),
+        ("Weibull", lambda m, a: m.Weibull(a(P), a(P[::-1] * 0.8)), P * 0.6),
+        ("Pareto", lambda m, a: m.Pareto(a(P * 0.5), a(P[::-1] * 1.5)), P * 1.1),
+        ("InverseGamma", lambda m, a: m.InverseGamma(a(P * 1.5), a(P[::-1])), P * 0.8),
         ("StudentT", lambda m, a: m.StudentT(a(P * 2), a(R), a(P)), R + 0.2),
         ("StudentT_df1", lambda m, a: m.StudentT(a([0.8, 1.5, 3.0])), np.array([0.1, -2.0, 0.4])),
         ("Gamma", lambda m, a: m.Gamma(a(P), a(P[::-1])), P * 0.9),
@@ -113,7 +118,8 @@ def _same_or_raise(f_ours, f_theirs, rtol=1e-6):
 
 
 @pytest.mark.parametrize("device,name", _on_devices(list(CASES), {
-    "Normal", "Gamma", "Categorical", "Bernoulli", "MVN_tril", "Binomial", "Transformed", "Dirichlet"}))
+    "Normal", "Gamma", "Categorical", "Bernoulli", "MVN_tril", "Binomial", "Transformed", "Dirichlet",
+    "Weibull"}))
 def test_matches_torch(device, name):
     ours, theirs, value = _build(name, device)
     assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)

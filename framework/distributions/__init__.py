@@ -10,6 +10,7 @@ differ from PyTorch's, as the framework's generator does.
 from . import constraints, transforms
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, HalfNormal, Laplace, LogNormal, Normal, Uniform
+from .derived import Gumbel, HalfCauchy, InverseGamma, Pareto, Weibull
 from .categorical import Categorical, Multinomial, OneHotCategorical
 from .discrete import Bernoulli, Binomial, Geometric, Poisson
 from .distribution import Distribution
@@ -24,10 +25,11 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical",
            "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
-           "Exponential", "Gamma", "Geometric", "HalfNormal", "Independent",
-           "IndependentTransform", "Laplace", "LogNormal", "LowerCholeskyTransform",
-           "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
-           "SoftplusTransform", "StickBreakingTransform", "StudentT", "TanhTransform",
-           "Transform", "TransformedDistribution", "Uniform", "biject_to", "constraints",
+           "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "IndependentTransform", "InverseGamma", "Laplace", "LogNormal",
+           "LowerCholeskyTransform", "Multinomial", "MultivariateNormal", "Normal",
+           "OneHotCategorical", "Pareto", "Poisson", "PowerTransform", "ReshapeTransform",
+           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints",
            "kl_divergence", "register_kl", "transform_to", "transforms"]

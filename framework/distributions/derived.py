@@ -1,0 +1,242 @@
+"""Families PyTorch defines as transforms of a simpler distribution: Gumbel, Weibull, Pareto,
+HalfCauchy and InverseGamma. Sampling, densities and CDFs come from
+TransformedDistribution; the moments and entropies are closed forms."""
+import math
+
+import framework as fw
+
+from . import constraints
+from .continuous import Cauchy, Exponential, Uniform
+from .gamma import Gamma
+from .transformed_distribution import TransformedDistribution
+from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
+from .utils import broadcast_all, euler_constant
+
+__all__ = ["Gumbel", "HalfCauchy", "InverseGamma", "Pareto", "Weibull"]
+
+
+def _inf_like(t):
+    return fw.full_like(t, math.inf)
+
+
+class Gumbel(TransformedDistribution):
+    """The Gumbel (type-I extreme value) distribution: ``loc - scale * log(-log(U))``."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        finfo = fw.finfo(self.loc.dtype)
+        base = Uniform(fw.full_like(self.loc, finfo.tiny), fw.full_like(self.loc, 1 - finfo.eps),
+                       validate_args=validate_args)
+        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-fw.ones_like(self.scale)),
+                      ExpTransform().inv, AffineTransform(loc=self.loc, scale=-self.scale)]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Gumbel, _instance)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        y = (self.loc - value) / self.scale
+        return (y - y.exp()) - self.scale.log()
+
+    @property
+    def mean(self):
+        return self.loc + self.scale * euler_constant
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return (math.pi / math.sqrt(6)) * self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def entropy(self):
+        return self.scale.log() + (1 + euler_constant)
+
+
+class Weibull(TransformedDistribution):
+    """The two-parameter Weibull distribution: ``scale * E ** (1 / concentration)`` for
+    E ~ Exponential(1)."""
+    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, scale, concentration, validate_args=None):
+        self.scale, self.concentration = broadcast_all(scale, concentration)
+        self.concentration_reciprocal = self.concentration.reciprocal()
+        base = Exponential(fw.ones_like(self.scale), validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration_reciprocal),
+                      AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Weibull, _instance)
+        new.scale = self.scale.expand(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape)
+        new.concentration_reciprocal = new.concentration.reciprocal()
+        base = self.base_dist.expand(batch_shape)
+        transforms = [PowerTransform(exponent=new.concentration_reciprocal),
+                      AffineTransform(loc=0, scale=new.scale)]
+        TransformedDistribution.__init__(new, base, transforms, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.scale * fw.exp(fw.lgamma(1 + self.concentration_reciprocal))
+
+    @property
+    def mode(self):
+        return (self.scale * ((self.concentration - 1) / self.concentration)
+                ** self.concentration_reciprocal)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (fw.exp(fw.lgamma(1 + 2 * self.concentration_reciprocal))
+                                    - fw.exp(2 * fw.lgamma(1 + self.concentration_reciprocal)))
+
+    def entropy(self):
+        return (euler_constant * (1 - self.concentration_reciprocal)
+                + fw.log(self.scale * self.concentration_reciprocal) + 1)
+
+
+class Pareto(TransformedDistribution):
+    """The Pareto type-I distribution: ``scale * exp(E)`` for E ~ Exponential(alpha)."""
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+    has_rsample = True
+
+    def __init__(self, scale, alpha, validate_args=None):
+        self.scale, self.alpha = broadcast_all(scale, alpha)
+        base = Exponential(self.alpha, validate_args=validate_args)
+        transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Pareto, _instance)
+        new.scale = self.scale.expand(batch_shape)
+        new.alpha = self.alpha.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.greater_than_eq(self.scale)
+
+    @property
+    def mean(self):
+        a = self.alpha.clamp(min=1)      # infinite for alpha <= 1
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        a = self.alpha.clamp(min=2)      # infinite for alpha <= 2
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    def entropy(self):
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class HalfCauchy(TransformedDistribution):
+    """The distribution of ``|X|`` for X ~ Cauchy(0, scale)."""
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        base = Cauchy(0, scale, validate_args=False)
+        super().__init__(base, AbsTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(HalfCauchy, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mean(self):
+        return _inf_like(self.scale)
+
+    @property
+    def mode(self):
+        return fw.zeros_like(self.scale)
+
+    @property
+    def variance(self):
+        return _inf_like(self.scale)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return fw.where(value >= 0, log_prob, fw.full_like(log_prob, -math.inf))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class InverseGamma(TransformedDistribution):
+    """The distribution of ``1 / X`` for X ~ Gamma(concentration, rate)."""
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        neg_one = -fw.ones_like(base.rate)
+        super().__init__(base, PowerTransform(neg_one), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(InverseGamma, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def concentration(self):
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        c = self.concentration
+        return fw.where(c > 1, self.rate / (c - 1), _inf_like(c))
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        c = self.concentration
+        v = self.rate.pow(2) / ((c - 1).pow(2) * (c - 2))
+        return fw.where(c > 2, v, _inf_like(v))
+
+    def entropy(self):
+        c = self.concentration
+        return c + self.rate.log() + fw.lgamma(c) - (1 + c) * fw.digamma(c)
