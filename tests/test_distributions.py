@@ -70,6 +70,10 @@ def _cases():
         ("Geometric", lambda m, a: m.Geometric(probs=a(U)), np.floor(P)),
         ("Poisson", lambda m, a: m.Poisson(a(P * 3)), np.floor(P * 2)),
         ("Binomial", lambda m, a: m.Binomial(a(np.full((2, 3), 6.0)), probs=a(U)), np.floor(P * 2)),
+        ("NegativeBinomial", lambda m, a: m.NegativeBinomial(a(P * 2), probs=a(U)), np.floor(P * 2)),
+        ("NegativeBinomial_logits", lambda m, a: m.NegativeBinomial(a([0.5, 3.0, 7.0]),
+                                                                   logits=a(R)),
+         np.array([[0.0, 4.0, 1.0], [2.0, 0.0, 9.0]])),
         ("Binomial_logits", lambda m, a: m.Binomial(a([3.0, 8.0, 8.0]), logits=a(R)),
          np.array([[1.0, 8.0, 0.0], [3.0, 2.0, 5.0]])),
         ("Categorical", lambda m, a: m.Categorical(probs=a(_simplex)), np.array([[0.0, 3.0], [2.0, 1.0]])),
@@ -423,6 +427,12 @@ def _stat_cases():
         "OneHotCategorical": lambda t: D.OneHotCategorical(t([0.1, 0.2, 0.3, 0.4])),
         "Multinomial": lambda t: D.Multinomial(7, t([0.1, 0.2, 0.3, 0.4])),
         "MVN": lambda t: D.MultivariateNormal(t([1.0, -1.0, 0.0]), covariance_matrix=t(_cov[0])),
+        "Gumbel": lambda t: D.Gumbel(t([0.5, -1.0, 2.0]), t([1.0, 0.3, 2.0])),
+        "Weibull": lambda t: D.Weibull(t([1.0, 0.5, 2.0]), t([0.8, 2.0, 5.0])),
+        "Pareto": lambda t: D.Pareto(t([1.0, 0.5, 2.0]), t([5.0, 6.0, 9.0])),
+        "InverseGamma": lambda t: D.InverseGamma(t([6.0, 7.0, 9.0]), t([1.0, 2.0, 0.5])),
+        "NegativeBinomial": lambda t: D.NegativeBinomial(t([0.5, 3.0, 20.0]),
+                                                         t([0.2, 0.5, 0.7])),
     }
 
 

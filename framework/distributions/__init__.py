@@ -12,7 +12,7 @@ from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, HalfNormal, Laplace, LogNormal, Normal, Uniform
 from .derived import Gumbel, HalfCauchy, InverseGamma, Pareto, Weibull
 from .categorical import Categorical, Multinomial, OneHotCategorical
-from .discrete import Bernoulli, Binomial, Geometric, Poisson
+from .discrete import Bernoulli, Binomial, Geometric, NegativeBinomial, Poisson
 from .distribution import Distribution
 from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .kl import kl_divergence, register_kl
@@ -27,9 +27,9 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
            "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
            "Independent", "IndependentTransform", "InverseGamma", "Laplace", "LogNormal",
-           "LowerCholeskyTransform", "Multinomial", "MultivariateNormal", "Normal",
-           "OneHotCategorical", "Pareto", "Poisson", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "LowerCholeskyTransform", "Multinomial", "MultivariateNormal", "NegativeBinomial",
+           "Normal", "OneHotCategorical", "Pareto", "Poisson", "PowerTransform",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
            "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints",
            "kl_divergence", "register_kl", "transform_to", "transforms"]

@@ -1,4 +1,5 @@
-"""Discrete families over counts: Bernoulli, Geometric, Binomial and Poisson."""
+"""Discrete families over counts: Bernoulli, Geometric, Binomial, Poisson and
+NegativeBinomial."""
 import math
 import numbers
 
@@ -9,7 +10,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-__all__ = ["Bernoulli", "Binomial", "Geometric", "Poisson"]
+__all__ = ["Bernoulli", "Binomial", "Geometric", "NegativeBinomial", "Poisson"]
 
 
 def _probs_or_logits(self, probs, logits, is_binary):
@@ -358,3 +359,72 @@ class Binomial(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+
+class NegativeBinomial(Distribution):
+    """The negative binomial distribution: successes before ``total_count`` failures, each
+    trial succeeding with ``probs`` (a Gamma-Poisson mixture)."""
+    arg_constraints = {"total_count": constraints.greater_than_eq(0),
+                       "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.to(self.probs.dtype)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.to(self.logits.dtype)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(NegativeBinomial, _instance)
+        batch_shape = fw.Size(batch_shape)
+        new.total_count = self.total_count.expand(tuple(batch_shape))
+        return _expand_binary(self, NegativeBinomial, new, batch_shape)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.shape
+
+    @property
+    def mean(self):
+        return self.total_count * fw.exp(self.logits)
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / fw.sigmoid(-self.logits)
+
+    def sample(self, sample_shape=fw.Size()):
+        from .gamma import Gamma
+        with fw.no_grad():
+            rate = Gamma(self.total_count, fw.exp(-self.logits),
+                         validate_args=False).sample(sample_shape)
+            return _poisson_sample(rate.double()).to(rate.dtype)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized = (self.total_count * F.logsigmoid(-self.logits)
+                            + value * F.logsigmoid(self.logits))
+        log_normalization = (-fw.lgamma(self.total_count + value) + fw.lgamma(1.0 + value)
+                             + fw.lgamma(self.total_count))
+        # total_count + value == 0: the distribution is a point mass at 0 there
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized - log_normalization
