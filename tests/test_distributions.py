@@ -84,6 +84,11 @@ def _cases():
         ("MVN_prec", lambda m, a: m.MultivariateNormal(a(R[0]), precision_matrix=a(_cov)), R),
         ("MVN_tril", lambda m, a: m.MultivariateNormal(a(R), scale_tril=a(np.linalg.cholesky(_cov))), R * 2),
         ("Independent", lambda m, a: m.Independent(m.Normal(a(R), a(P)), 1), R[::-1].copy()),
+        ("MixtureSameFamily", lambda m, a: m.MixtureSameFamily(
+            m.Categorical(probs=a(_simplex[:, :3])), m.Normal(a(R), a(P))), R[:, 0] + 0.2),
+        ("Mixture_MVN", lambda m, a: m.MixtureSameFamily(
+            m.Categorical(logits=a(R[0, :2])),
+            m.MultivariateNormal(a(R[:, :3]), scale_tril=a(np.linalg.cholesky(_cov)))), R[0]),
         ("Transformed", lambda m, a: m.TransformedDistribution(
             m.Normal(a(R), a(P)), [m.transforms.AffineTransform(a(R), a(P)), m.transforms.ExpTransform()]), P),
     ]
@@ -433,6 +438,8 @@ def _stat_cases():
         "InverseGamma": lambda t: D.InverseGamma(t([6.0, 7.0, 9.0]), t([1.0, 2.0, 0.5])),
         "NegativeBinomial": lambda t: D.NegativeBinomial(t([0.5, 3.0, 20.0]),
                                                          t([0.2, 0.5, 0.7])),
+        "MixtureSameFamily": lambda t: D.MixtureSameFamily(
+            D.Categorical(t([0.2, 0.5, 0.3])), D.Normal(t([-2.0, 0.0, 3.0]), t([0.5, 1.0, 0.3]))),
     }
 
 
