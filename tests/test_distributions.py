@@ -84,6 +84,13 @@ def _cases():
         ("MVN_prec", lambda m, a: m.MultivariateNormal(a(R[0]), precision_matrix=a(_cov)), R),
         ("MVN_tril", lambda m, a: m.MultivariateNormal(a(R), scale_tril=a(np.linalg.cholesky(_cov))), R * 2),
         ("Independent", lambda m, a: m.Independent(m.Normal(a(R), a(P)), 1), R[::-1].copy()),
+        ("RelaxedBernoulli", lambda m, a: m.RelaxedBernoulli(a(0.7), probs=a(U)), U[::-1].copy()),
+        ("LogitRelaxedBernoulli", lambda m, a: m.relaxed_bernoulli.LogitRelaxedBernoulli(
+            a(1.3), logits=a(R)), R),
+        ("RelaxedOneHotCategorical", lambda m, a: m.RelaxedOneHotCategorical(
+            a(0.5), probs=a(_simplex)), _simplex[::-1].copy()),
+        ("ExpRelaxedCategorical", lambda m, a: m.relaxed_categorical.ExpRelaxedCategorical(
+            a(0.8), logits=a(R)), np.log(_simplex[:, :3] / _simplex[:, :3].sum(-1, keepdims=True))),
         ("MixtureSameFamily", lambda m, a: m.MixtureSameFamily(
             m.Categorical(probs=a(_simplex[:, :3])), m.Normal(a(R), a(P))), R[:, 0] + 0.2),
         ("Mixture_MVN", lambda m, a: m.MixtureSameFamily(
