@@ -84,6 +84,10 @@ def _cases():
         ("MVN_prec", lambda m, a: m.MultivariateNormal(a(R[0]), precision_matrix=a(_cov)), R),
         ("MVN_tril", lambda m, a: m.MultivariateNormal(a(R), scale_tril=a(np.linalg.cholesky(_cov))), R * 2),
         ("Independent", lambda m, a: m.Independent(m.Normal(a(R), a(P)), 1), R[::-1].copy()),
+        ("Kumaraswamy", lambda m, a: m.Kumaraswamy(a(P), a(P[::-1] * 0.7)), U),
+        ("LogisticNormal", lambda m, a: m.LogisticNormal(a(R), a(P)),
+         _simplex[::-1].copy()),
+        ("FisherSnedecor", lambda m, a: m.FisherSnedecor(a(P * 3), a(P[::-1] * 4)), P * 0.5),
         ("RelaxedBernoulli", lambda m, a: m.RelaxedBernoulli(a(0.7), probs=a(U)), U[::-1].copy()),
         ("LogitRelaxedBernoulli", lambda m, a: m.relaxed_bernoulli.LogitRelaxedBernoulli(
             a(1.3), logits=a(R)), R),
@@ -445,6 +449,8 @@ def _stat_cases():
         "InverseGamma": lambda t: D.InverseGamma(t([6.0, 7.0, 9.0]), t([1.0, 2.0, 0.5])),
         "NegativeBinomial": lambda t: D.NegativeBinomial(t([0.5, 3.0, 20.0]),
                                                          t([0.2, 0.5, 0.7])),
+        "Kumaraswamy": lambda t: D.Kumaraswamy(t([0.5, 2.0, 5.0]), t([3.0, 1.0, 0.7])),
+        "FisherSnedecor": lambda t: D.FisherSnedecor(t([3.0, 10.0, 30.0]), t([12.0, 20.0, 50.0])),
         "MixtureSameFamily": lambda t: D.MixtureSameFamily(
             D.Categorical(t([0.2, 0.5, 0.3])), D.Normal(t([-2.0, 0.0, 3.0]), t([0.5, 1.0, 0.3]))),
     }

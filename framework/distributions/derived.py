@@ -1,18 +1,20 @@
 """Families PyTorch defines as transforms of a simpler distribution: Gumbel, Weibull, Pareto,
-HalfCauchy and InverseGamma. Sampling, densities and CDFs come from
+HalfCauchy, InverseGamma, Kumaraswamy and LogisticNormal. Sampling, densities and CDFs come from
 TransformedDistribution; the moments and entropies are closed forms."""
 import math
 
 import framework as fw
 
 from . import constraints
-from .continuous import Cauchy, Exponential, Uniform
+from .continuous import Cauchy, Exponential, Normal, Uniform
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform, AffineTransform, ExpTransform, PowerTransform
+from .transforms import (AbsTransform, AffineTransform, ExpTransform, PowerTransform,
+                         StickBreakingTransform)
 from .utils import broadcast_all, euler_constant
 
-__all__ = ["Gumbel", "HalfCauchy", "InverseGamma", "Pareto", "Weibull"]
+__all__ = ["Gumbel", "HalfCauchy", "InverseGamma", "Kumaraswamy", "LogisticNormal", "Pareto",
+           "Weibull"]
 
 
 def _inf_like(t):
@@ -240,3 +242,82 @@ class InverseGamma(TransformedDistribution):
     def entropy(self):
         c = self.concentration
         return c + self.rate.log() + fw.lgamma(c) - (1 + c) * fw.digamma(c)
+
+
+def _kumaraswamy_moment(a, b, n):
+    """E[X^n] of Kumaraswamy(a, b): b * B(1 + n / a, b)."""
+    arg1 = 1 + n / a
+    return b * fw.exp(fw.lgamma(arg1) + fw.lgamma(b) - fw.lgamma(arg1 + b))
+
+
+class Kumaraswamy(TransformedDistribution):
+    """The Kumaraswamy distribution on (0, 1): ``(1 - U ** (1 / concentration0)) **
+    (1 / concentration1)`` for U ~ Uniform(0, 1)."""
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
+        base = Uniform(fw.zeros_like(self.concentration0), fw.ones_like(self.concentration0),
+                       validate_args=validate_args)
+        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()),
+                      AffineTransform(loc=1.0, scale=-1.0),
+                      PowerTransform(exponent=self.concentration1.reciprocal())]
+        super().__init__(base, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        new.concentration1 = self.concentration1.expand(batch_shape)
+        new.concentration0 = self.concentration0.expand(batch_shape)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self):
+        return _kumaraswamy_moment(self.concentration1, self.concentration0, 1)
+
+    @property
+    def mode(self):
+        # PyTorch's expression, NaN below concentrations of 1
+        c0, c1 = self.concentration0, self.concentration1
+        log_mode = c0.reciprocal() * (-c0).log1p() - (-c0 * c1).log1p()
+        log_mode = fw.where((c0 < 1) | (c1 < 1), fw.full_like(log_mode, math.nan), log_mode)
+        return log_mode.exp()
+
+    @property
+    def variance(self):
+        return (_kumaraswamy_moment(self.concentration1, self.concentration0, 2)
+                - self.mean.pow(2))
+
+    def entropy(self):
+        t1 = 1 - self.concentration1.reciprocal()
+        t0 = 1 - self.concentration0.reciprocal()
+        h0 = fw.digamma(self.concentration0 + 1) + euler_constant
+        return t0 + t1 * h0 - fw.log(self.concentration1) - fw.log(self.concentration0)
+
+
+class LogisticNormal(TransformedDistribution):
+    """The logistic-normal distribution on the simplex: the stick-breaking transform of a
+    Normal(loc, scale) vector."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        base = Normal(loc, scale, validate_args=validate_args)
+        if not base.batch_shape:
+            base = base.expand([1])
+        super().__init__(base, StickBreakingTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LogisticNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def loc(self):
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.base_dist.scale

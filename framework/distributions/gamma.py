@@ -1,5 +1,5 @@
-"""Gamma-based families: Gamma, Chi2, Beta, Dirichlet, StudentT, and the standard gamma
-sampler they share.
+"""Gamma-based families: Gamma, Chi2, Beta, Dirichlet, StudentT, FisherSnedecor, and the
+standard gamma sampler they share.
 
 The framework has no ``_standard_gamma`` op, so samples come from Marsaglia and Tsang's
 rejection method over framework random ops, and ``rsample`` is reparameterized with the
@@ -8,6 +8,7 @@ regularized lower incomplete gamma function (``igamma``). dP/dalpha is taken by 
 difference of ``igamma`` in float64, since igamma has no derivative for alpha.
 """
 import math
+import numbers
 
 import framework as fw
 
@@ -15,7 +16,7 @@ from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
 
-__all__ = ["Beta", "Chi2", "Dirichlet", "Gamma", "StudentT"]
+__all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT"]
 
 
 def _marsaglia_tsang(alpha):
@@ -326,3 +327,65 @@ class StudentT(Distribution):
         return (self.scale.log() + 0.5 * (self.df + 1) * (fw.digamma(0.5 * (self.df + 1))
                                                           - fw.digamma(0.5 * self.df))
                 + 0.5 * self.df.log() + lbeta)
+
+
+class FisherSnedecor(Distribution):
+    """The Fisher-Snedecor (F) distribution: ``(X1 / df1) / (X2 / df2)`` for chi-squared X1,
+    X2 with df1 and df2 degrees of freedom."""
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = broadcast_all(df1, df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        if isinstance(df1, numbers.Number) and isinstance(df2, numbers.Number):
+            batch_shape = fw.Size()
+        else:
+            batch_shape = self.df1.shape
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(FisherSnedecor, _instance)
+        batch_shape = fw.Size(batch_shape)
+        new.df1 = self.df1.expand(tuple(batch_shape))
+        new.df2 = self.df2.expand(tuple(batch_shape))
+        new._gamma1 = self._gamma1.expand(batch_shape)
+        new._gamma2 = self._gamma2.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        df2 = self.df2
+        return fw.where(df2 > 2, df2 / (df2 - 2), fw.full_like(df2, math.nan))
+
+    @property
+    def mode(self):
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return fw.where(self.df1 > 2, mode, fw.full_like(mode, math.nan))
+
+    @property
+    def variance(self):
+        df1, df2 = self.df1, self.df2
+        v = 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
+        return fw.where(df2 > 4, v, fw.full_like(v, math.nan))
+
+    def rsample(self, sample_shape=fw.Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        x1 = self._gamma1.rsample(sample_shape).reshape(shape)
+        x2 = self._gamma2.rsample(sample_shape).reshape(shape)
+        tiny = fw.finfo(x2.dtype).tiny
+        return (x1 / x2.clamp(min=tiny)).clamp(min=tiny)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        ct1, ct2 = self.df1 * 0.5, self.df2 * 0.5
+        ct3 = self.df1 / self.df2
+        t1 = (ct1 + ct2).lgamma() - ct1.lgamma() - ct2.lgamma()
+        t2 = ct1 * ct3.log() + (ct1 - 1) * fw.log(value)
+        t3 = (ct1 + ct2) * fw.log1p(ct3 * value)
+        return t1 + t2 - t3
