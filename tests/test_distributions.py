@@ -83,6 +83,10 @@ def _cases():
         ("MVN_cov", lambda m, a: m.MultivariateNormal(a(R), covariance_matrix=a(_cov)), R[::-1].copy()),
         ("MVN_prec", lambda m, a: m.MultivariateNormal(a(R[0]), precision_matrix=a(_cov)), R),
         ("MVN_tril", lambda m, a: m.MultivariateNormal(a(R), scale_tril=a(np.linalg.cholesky(_cov))), R * 2),
+        ("LowRankMVN", lambda m, a: m.LowRankMultivariateNormal(
+            a(R), a(_A[:, :, :2]), a(P)), R[::-1].copy()),
+        ("LowRankMVN_bcast", lambda m, a: m.LowRankMultivariateNormal(
+            a(R[0]), a(_A[:, :, :1]), a(P[1])), R),
         ("Independent", lambda m, a: m.Independent(m.Normal(a(R), a(P)), 1), R[::-1].copy()),
         ("Kumaraswamy", lambda m, a: m.Kumaraswamy(a(P), a(P[::-1] * 0.7)), U),
         ("LogisticNormal", lambda m, a: m.LogisticNormal(a(R), a(P)),
@@ -420,6 +424,18 @@ def test_transformed_cdf_icdf_sign():
     _close(s.log_prob(fw.tensor(v)), ts.log_prob(torch.tensor(v)), rtol=1e-6)
 
 
+def test_lowrank_mvn_matrices():
+    both = _Both("cpu")
+    ours, theirs = (m.LowRankMultivariateNormal(a(_real), a(_A[:, :, :2]), a(_pos))
+                    for m, a in ((D, lambda x: both(x)[0]), (TD, lambda x: both(x)[1])))
+    for prop in ("covariance_matrix", "precision_matrix", "scale_tril", "variance"):
+        _close(getattr(ours, prop), getattr(theirs, prop), rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="cov_factor must be a batch of matrices"):
+        D.LowRankMultivariateNormal(fw.zeros(3), fw.ones(4, 2), fw.ones(3))
+    with pytest.raises(ValueError, match="cov_diag must be a batch of vectors"):
+        D.LowRankMultivariateNormal(fw.zeros(3), fw.ones(3, 2), fw.ones(2))
+
+
 # ---- sample statistics ---------------------------------------------------------------------------
 def _stat_cases():
     a3 = [0.3, 1.5, 8.0]
@@ -449,6 +465,8 @@ def _stat_cases():
         "InverseGamma": lambda t: D.InverseGamma(t([6.0, 7.0, 9.0]), t([1.0, 2.0, 0.5])),
         "NegativeBinomial": lambda t: D.NegativeBinomial(t([0.5, 3.0, 20.0]),
                                                          t([0.2, 0.5, 0.7])),
+        "LowRankMVN": lambda t: D.LowRankMultivariateNormal(t([1.0, -1.0, 0.0]), t(_A[0, :, :2]),
+                                                            t([0.5, 1.0, 2.0])),
         "Kumaraswamy": lambda t: D.Kumaraswamy(t([0.5, 2.0, 5.0]), t([3.0, 1.0, 0.7])),
         "FisherSnedecor": lambda t: D.FisherSnedecor(t([3.0, 10.0, 30.0]), t([12.0, 20.0, 50.0])),
         "MixtureSameFamily": lambda t: D.MixtureSameFamily(

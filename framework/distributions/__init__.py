@@ -17,6 +17,7 @@ from .discrete import Bernoulli, Binomial, Geometric, NegativeBinomial, Poisson
 from .distribution import Distribution
 from .gamma import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 from .kl import kl_divergence, register_kl
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .relaxed_bernoulli import RelaxedBernoulli
@@ -31,11 +32,11 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "Cauchy", "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform",
            "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
            "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy",
-           "Laplace", "LogNormal", "LogisticNormal", "LowerCholeskyTransform",
-           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
-           "Normal", "OneHotCategorical", "Pareto", "Poisson", "PowerTransform",
-           "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
-           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
+           "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+           "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
+           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
            "TransformedDistribution", "Uniform", "Weibull", "biject_to", "constraints",
            "kl_divergence", "register_kl", "transform_to", "transforms"]
