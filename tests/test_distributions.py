@@ -232,6 +232,11 @@ def _kl_pairs():
         ("Normal", "Gamma", lambda m, a: (m.Normal(a(R), a(P)), m.Gamma(a(P), a(P)))),
         ("Laplace", "Uniform", lambda m, a: (m.Laplace(a(R), a(P)), m.Uniform(a(R), a(R + 1)))),
         ("Poisson", "Binomial", lambda m, a: (m.Poisson(a(P)), m.Binomial(a(np.full((2, 3), 6.0)), a(U)))),
+        ("Gumbel", "Gumbel", lambda m, a: (m.Gumbel(a(R), a(P)), m.Gumbel(a(R[::-1]), a(P[::-1])))),
+        ("Pareto", "Pareto", lambda m, a: (m.Pareto(a(P), a(P[::-1])), m.Pareto(a(P[::-1]), a(P)))),
+        ("Exponential", "Gumbel", lambda m, a: (m.Exponential(a(P)), m.Gumbel(a(R), a(P)))),
+        ("Normal", "Gumbel", lambda m, a: (m.Normal(a(R), a(P)), m.Gumbel(a(R[::-1]), a(P)))),
+        ("Uniform", "Gumbel", lambda m, a: (m.Uniform(a(R), a(R + P)), m.Gumbel(a(R[::-1]), a(P)))),
     ]
 
 
