@@ -6,7 +6,7 @@ import math
 import framework as fw
 
 from . import constraints
-from .continuous import Cauchy, Exponential, Normal, Uniform
+from .continuous import Cauchy, Exponential, Normal, Uniform, _Folded
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ExpTransform, PowerTransform,
@@ -153,11 +153,9 @@ class Pareto(TransformedDistribution):
         return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_Folded):
     """The distribution of ``|X|`` for X ~ Cauchy(0, scale)."""
     arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
 
     def __init__(self, scale, validate_args=None):
         base = Cauchy(0, scale, validate_args=False)
@@ -168,37 +166,12 @@ class HalfCauchy(TransformedDistribution):
         return super().expand(batch_shape, _instance=new)
 
     @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         return _inf_like(self.scale)
 
     @property
-    def mode(self):
-        return fw.zeros_like(self.scale)
-
-    @property
     def variance(self):
         return _inf_like(self.scale)
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return fw.where(value >= 0, log_prob, fw.full_like(log_prob, -math.inf))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
 
 
 class InverseGamma(TransformedDistribution):

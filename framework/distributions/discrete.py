@@ -39,7 +39,39 @@ def _expand_binary(self, cls, new, batch_shape):
     return new
 
 
-class Bernoulli(Distribution):
+def _count_and_param(self, total_count, probs, logits):
+    """Sets total_count (in the parameter's dtype) and probs or logits, broadcast together;
+    returns the batch shape."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        self.total_count, self.probs = broadcast_all(total_count, probs)
+        self._param = self.probs
+    else:
+        self.total_count, self.logits = broadcast_all(total_count, logits)
+        self._param = self.logits
+    self.total_count = self.total_count.to(self._param.dtype)
+    return self._param.shape
+
+
+class _OneProbability(Distribution):
+    """A family with one success probability, given as ``probs`` or ``logits`` (kept in
+    ``_param``); each is derived from the other on first use."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.shape
+
+
+class Bernoulli(_OneProbability):
     """The Bernoulli distribution, by ``probs`` or by ``logits`` (not both)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -66,18 +98,6 @@ class Bernoulli(Distribution):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     def sample(self, sample_shape=fw.Size()):
         shape = tuple(self._extended_shape(sample_shape))
@@ -273,23 +293,15 @@ def _binomial_sample(count, probs):
     return out
 
 
-class Binomial(Distribution):
+class Binomial(_OneProbability):
     """The binomial distribution: successes in ``total_count`` trials of success ``probs``."""
     arg_constraints = {"total_count": constraints.nonnegative_integer,
                        "probs": constraints.unit_interval, "logits": constraints.real}
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.to(self.probs.dtype)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.to(self.logits.dtype)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.shape, validate_args=validate_args)
+        batch_shape = _count_and_param(self, total_count, probs, logits)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Binomial, _instance)
@@ -312,18 +324,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     def sample(self, sample_shape=fw.Size()):
         shape = tuple(self._extended_shape(sample_shape))
@@ -361,7 +361,7 @@ class Binomial(Distribution):
         return values
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_OneProbability):
     """The negative binomial distribution: successes before ``total_count`` failures, each
     trial succeeding with ``probs`` (a Gamma-Poisson mixture)."""
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
@@ -370,34 +370,14 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.to(self.probs.dtype)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.to(self.logits.dtype)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.shape, validate_args=validate_args)
+        batch_shape = _count_and_param(self, total_count, probs, logits)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(NegativeBinomial, _instance)
         batch_shape = fw.Size(batch_shape)
         new.total_count = self.total_count.expand(tuple(batch_shape))
         return _expand_binary(self, NegativeBinomial, new, batch_shape)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
 
     @property
     def mean(self):

@@ -1,62 +1,30 @@
 """The relaxed Bernoulli (binary Concrete) distribution: a continuous relaxation of the
 Bernoulli on (0, 1), and its logit-space form (PyTorch's module of the same name)."""
-import numbers
-
 import framework as fw
 
 from . import constraints
-from .distribution import Distribution
+from .discrete import _OneProbability, _expand_binary, _probs_or_logits
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_OneProbability):
     """The logit of a RelaxedBernoulli sample: ``(logit(U) + logits) / temperature``."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = fw.Size() if is_scalar else self._param.shape
+        batch_shape = _probs_or_logits(self, probs, logits, is_binary=True)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = fw.Size(batch_shape)
         new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(tuple(batch_shape))
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(tuple(batch_shape))
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.shape
+        return _expand_binary(self, LogitRelaxedBernoulli, new, fw.Size(batch_shape))
 
     def rsample(self, sample_shape=fw.Size()):
         shape = tuple(self._extended_shape(sample_shape))
