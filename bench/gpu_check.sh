@@ -13,7 +13,8 @@
 #       --platform manylinux2014_x86_64 -d .whl scipy-openblas32
 # Environment: PYTHON (default python3), JOBS (pytest workers, default 8), OUT (if set, a
 # folder that receives the test log and the benchmark table), BENCH_ARGS (e.g. --quick),
-# NO_TESTS=1 / NO_BENCH=1 to leave a step out (each run must fit the machine's time limit),
+# OTHER_BENCH_ARGS (for the benchmarks after gpu_ops.py; default BENCH_ARGS), BENCHES (which
+# of them), NO_TESTS=1 / NO_BENCH=1 to leave a step out (each run must fit the machine's time limit),
 # TEST_TIMEOUT / BENCH_TIMEOUT (seconds; the step is interrupted with SIGINT, so pytest still
 # prints what failed so far), SKIP_BUILD=1 to use a framework/_C*.so carried from an earlier
 # run (the build also leaves a stripped copy of it in OUT for that).
@@ -123,13 +124,14 @@ fi
 # the other GPU benchmarks (nn layers, fused kernels, optimizer steps, the demo's training
 # step), each beside torch on this device; their tables are appended to the results file.
 # BENCHES picks a subset, e.g. BENCHES="fused_layers.py optim.py".
+OTHER_ARGS=${OTHER_BENCH_ARGS-${BENCH_ARGS:-}}
 for b in ${BENCHES:-nn.py fused_norm.py fused_loss.py fused_attention.py fused_layers.py optim.py train.py}; do
     [ -f "$BENCH_OUT" ] || echo "# GPU benchmarks, $GPU_NAME, $(date -u +%Y-%m-%d)" >"$BENCH_OUT"
     t0=$(date +%s)
     log="$LOGDIR/gpu_check_${b%.py}.log"
     # shellcheck disable=SC2086
-    if timeout -s INT -k 10 "${BENCH_TIMEOUT:-0}" $PY "bench/$b" --device cuda ${BENCH_ARGS:-} >"$log" 2>&1; then
-        { echo; echo "## bench/$b --device cuda ${BENCH_ARGS:-}"; echo; echo '```'; cat "$log";
+    if timeout -s INT -k 10 "${BENCH_TIMEOUT:-0}" $PY "bench/$b" --device cuda $OTHER_ARGS >"$log" 2>&1; then
+        { echo; echo "## bench/$b --device cuda $OTHER_ARGS"; echo; echo '```'; cat "$log";
           echo '```'; } >>"$BENCH_OUT"
         note "bench $b" "ok in $(( $(date +%s) - t0 )) s"
     else

@@ -141,6 +141,33 @@ def host_overhead_us(fn, sync, calls=2000):
     return (time.perf_counter() - t0) / calls * 1e6
 
 
+def host_overheads(a, b, calls):
+    """The 1-element add's host time three ways: as it runs (the cached launcher), with every
+    launch through Triton's JITFunction.run, and with the launch left out (the framework's
+    own Python: dispatch, allocation, launch geometry)."""
+    from framework.kernels import launcher, pointwise
+    add = lambda: a + b  # noqa: E731
+    sync = fw.cuda.synchronize
+    out = [("", host_overhead_us(add, sync, calls))]
+    launcher.enabled = False
+    try:
+        out.append((", JITFunction.run", host_overhead_us(add, sync, calls)))
+    finally:
+        launcher.enabled = True
+    kernel = pointwise._binary_kernel
+
+    class _NoLaunch:
+        def __getitem__(self, grid):
+            return lambda *args, **kwargs: None
+
+    pointwise._binary_kernel = _NoLaunch()
+    try:
+        out.append((", launch left out", host_overhead_us(add, sync, calls)))
+    finally:
+        pointwise._binary_kernel = kernel
+    return out
+
+
 # ---- moving data between the two libraries ------------------------------------------------
 
 def to_torch(t):
@@ -359,11 +386,12 @@ def table(rows, overhead, peaks, header):
             f"{_rate(r['torch_rate'], r['unit'])} | "
             f"{_fmt(None if r['frac'] is None else 100 * r['frac'], '.0f')} | "
             f"{_fmt(r['err'], '.1e')} | {r['note']} |")
-    fw_us, torch_us = overhead
-    ratio = torch_us / fw_us if fw_us and torch_us else None
-    lines.append(f"| host overhead: 1-element add | {_rate(fw_us, 'us')} | "
-                 f"{_rate(torch_us, 'us')} | {_fmt(ratio, '.2f')} | | | | | CPU wall time "
-                 "per call |")
+    torch_us = overhead["torch"]
+    for what, fw_us in overhead["fw"]:
+        ratio = torch_us / fw_us if fw_us and torch_us else None
+        lines.append(f"| host overhead: 1-element add{what} | {_rate(fw_us, 'us')} | "
+                     f"{_rate(torch_us, 'us')} | {_fmt(ratio, '.2f')} | | | | | CPU wall "
+                     "time per call |")
     lines += ["", "Peaks measured in this run: "
               f"copy {_fmt(peaks['bandwidth'], '.0f')} GB/s ({peaks['bandwidth_src']}, bytes "
               f"read + written); bf16 matmul {_fmt(peaks['bf16'], '.0f')} TFLOP/s and TF32 "
@@ -412,11 +440,10 @@ def main(argv=None):
             torch.cuda.empty_cache()
 
     a, b = fw.ones(1, device="cuda"), fw.ones(1, device="cuda")
-    fw_us = host_overhead_us(lambda: a + b, fw.cuda.synchronize, 50 if args.smoke else 2000)
-    torch_us = None
+    overhead = {"fw": host_overheads(a, b, 50 if args.smoke else 2000), "torch": None}
     if HAVE_TORCH:
         ta, tb = torch.ones(1, device="cuda"), torch.ones(1, device="cuda")
-        torch_us = host_overhead_us(lambda: ta + tb, torch.cuda.synchronize)
+        overhead["torch"] = host_overhead_us(lambda: ta + tb, torch.cuda.synchronize)
 
     import triton
     versions = f"triton {triton.__version__}, " + (
@@ -427,7 +454,7 @@ def main(argv=None):
               f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC\n\n"
               f"python {platform.python_version()}, {versions}"
               f"{', quick sizes' if args.quick else ''}.")
-    text = table(rows, (fw_us, torch_us), peaks, header)
+    text = table(rows, overhead, peaks, header)
     if args.profile:
         text += ("\n### Host profile of 2000 one-element adds (cProfile, by own time)\n\n```\n"
                  + host_profile(lambda: a + b).strip() + "\n```\n")

@@ -99,3 +99,12 @@ def skip_unless_torch(torch, what, version=PINNED_TORCH):
     if torch_older_than(torch, version):
         pytest.skip(f"torch {torch.__version__} predates {what} "
                     f"(torch {'.'.join(map(str, version))})")
+
+
+def child_env(root, **extra):
+    """``os.environ`` for a test's subprocess, with ``root`` first on PYTHONPATH and what was
+    there kept (the GPU machines install wheels with ``--target`` and point PYTHONPATH at
+    them), then ``extra``."""
+    import os
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, PYTHONPATH=path, **extra)

@@ -3,6 +3,10 @@ tests/badinput/), each run on cpu and on (simulated) cuda and judged against PyT
 the same exception class with its message fragment and the target left unchanged, or the same
 value. Cases marked crash=True run in a subprocess, so a crash or a hang fails that case only.
 Where torch is installed the tables themselves are checked against it."""
+import fcntl
+import json
+import os
+
 import pytest
 
 import framework as fw
@@ -49,11 +53,25 @@ PARAMS = [_param(c, dev) for c in CASES for dev in B.devices_for(c, CUDA)]
 
 
 @pytest.fixture(scope="session")
-def isolated():
-    """Outcomes of every crash-prone case on every device, run in worker processes once."""
+def isolated(tmp_path_factory):
+    """Outcomes of every crash-prone case on every device, run in worker processes once per
+    test run: the first pytest-xdist worker to get here runs them and leaves the outcomes in
+    the run's shared temporary folder; the others wait on the lock and read them."""
     jobs = [(c.id, dev) for c in CASES if c.crash for dev in B.devices_for(c, CUDA)]
-    return run_isolated(jobs)
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return run_isolated(jobs)
+    shared = tmp_path_factory.getbasetemp().parent / "bad_input_isolated.json"
+    with open(str(shared) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not shared.exists():
+            out = run_isolated(jobs)
+            shared.write_text(json.dumps([[list(k), v] for k, v in out.items()]))
+    return {tuple(k): v for k, v in json.loads(shared.read_text())}
 
+
+# The isolated batch runs inside the setup of the first test that needs it (minutes on a GPU,
+# where each kernel compiles first): longer than a per-test --timeout (pytest-timeout) allows.
+pytestmark = pytest.mark.timeout(1800)
 
 _TORCH_CACHE = {}
 

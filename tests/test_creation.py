@@ -308,5 +308,8 @@ RANGE_CASES = [
 
 @pytest.mark.parametrize("case", SIZE_CASES + VALUE_CASES + RANGE_CASES, ids=lambda c: c[0])
 def test_bad_input_like_torch(case, device):
-    _, fn, frag = case
+    name, fn, frag = case
+    if name == "arange_frac_step_int64":  # the step 0.5 cast to int64 is 0: older torch
+        skip_unless_torch(torch, "arange's nonzero-step check after the integer cast "
+                          "(torch 2.11 divides by the zero step: SIGFPE kills the worker)")
     like_torch(fn, device, frag)

@@ -6,6 +6,7 @@ import triton.language as tl
 
 from .pointwise import (BLOCK, _down, _index, _launch, _offset, _params_bits, _unary_kernel,
                         geometry)
+from .launcher import cached
 
 
 @triton.jit
@@ -19,6 +20,7 @@ def copy(dst, src, src_stride):
     _launch(_unary_kernel, _identity, dst, (src,), (src_stride,), (0.0, 0.0, 0.0))
 
 
+@cached
 @triton.jit(do_not_specialize=["value"])  # a 1 would become a constant without .to()
 def _fill_kernel(out, n, shape, so, value, IS_FLOAT: tl.constexpr, NDIM: tl.constexpr,
                  CONTIG: tl.constexpr, IDX64: tl.constexpr, BLOCK: tl.constexpr):

@@ -76,6 +76,7 @@ from .. import _dtype
 from .._ops import alloc
 from .pointwise_ops import (BINARY, FLOAT, INT, INT_BOOL, INT_DIVISION, NUM, PER_DTYPE,
                             TERNARY, UNARY)
+from .launcher import cached
 
 MAX_DIMS = 8
 BLOCK = 1024  # elements per program: a power of two, 8 per thread at 4 warps
@@ -138,6 +139,7 @@ def _offset(i, shape, stride, NDIM: tl.constexpr, CONTIG: tl.constexpr):
     return off
 
 
+@cached
 @triton.jit
 def _unary_kernel(out, x, n, shape, so, sx, p0, p1, p2, OP: tl.constexpr,
                   NDIM: tl.constexpr, CONTIG: tl.constexpr, IDX64: tl.constexpr,
@@ -151,6 +153,7 @@ def _unary_kernel(out, x, n, shape, so, sx, p0, p1, p2, OP: tl.constexpr,
     tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(r, out.dtype.element_ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _binary_kernel(out, a, b, n, shape, so, sa, sb, p0, p1, p2, flag, OP: tl.constexpr,
                    NDIM: tl.constexpr, CONTIG: tl.constexpr, IDX64: tl.constexpr,
@@ -166,6 +169,7 @@ def _binary_kernel(out, a, b, n, shape, so, sa, sb, p0, p1, p2, flag, OP: tl.con
     tl.store(out + _offset(i, shape, so, NDIM, CONTIG), _down(r, out.dtype.element_ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _ternary_kernel(out, a, b, c, n, shape, so, sa, sb, sc, p0, p1, p2, OP: tl.constexpr,
                     NDIM: tl.constexpr, CONTIG: tl.constexpr, IDX64: tl.constexpr,

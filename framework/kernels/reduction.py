@@ -41,6 +41,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .pointwise import _down, _params_bits, collapse, type_name
+from .launcher import cached
 
 MAX_DIMS = 8           # kept or reduced dims left after merging
 _TARGET = 1024         # programs worth launching: split the reduced range below this many
@@ -72,6 +73,7 @@ def _fold_best(acc, IS_MAX: tl.constexpr, IS_FLOAT: tl.constexpr):
     return s
 
 
+@cached
 @triton.jit
 def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, ntot,
                    kshape, kstride, o0stride, o1stride, rshape, rstride,

@@ -23,6 +23,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
+from .launcher import cached
 
 TILE = 4096        # elements per program tile
 _MIN_BLOCK = 16
@@ -56,6 +57,7 @@ def _finish(v, m, s, LOG: tl.constexpr):
     return out
 
 
+@cached
 @triton.jit
 def _rows_kernel(x, y, rows, n, LOG: tl.constexpr, ACC: tl.constexpr, R: tl.constexpr,
                  BN: tl.constexpr, ONE: tl.constexpr):
@@ -92,6 +94,7 @@ def _rows_kernel(x, y, rows, n, LOG: tl.constexpr, ACC: tl.constexpr, R: tl.cons
             tl.store(y + off, _down(out, y.dtype.element_ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _cols_kernel(x, y, n, inner, LOG: tl.constexpr, ACC: tl.constexpr, BN: tl.constexpr,
                  BI: tl.constexpr, ONE: tl.constexpr):
@@ -167,6 +170,7 @@ def _bwd_out(g, y, s, LOG: tl.constexpr):
     return out
 
 
+@cached
 @triton.jit
 def _bwd_rows_kernel(g, y, gx, rows, n, LOG: tl.constexpr, ACC: tl.constexpr, R: tl.constexpr,
                      BN: tl.constexpr, ONE: tl.constexpr):
@@ -201,6 +205,7 @@ def _bwd_rows_kernel(g, y, gx, rows, n, LOG: tl.constexpr, ACC: tl.constexpr, R:
                      mask=mask)
 
 
+@cached
 @triton.jit
 def _bwd_cols_kernel(g, y, gx, n, inner, LOG: tl.constexpr, ACC: tl.constexpr,
                      BN: tl.constexpr, BI: tl.constexpr):

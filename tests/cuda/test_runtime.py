@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import framework as fw
+from tests.helpers import child_env
 
 pytestmark = pytest.mark.skipif(not fw.cuda.is_available(),
                                 reason="needs cuda or TRITON_INTERPRET=1")
@@ -34,7 +35,7 @@ needs_sim = pytest.mark.skipif(not simulated(), reason="sets the simulator's mem
 def run_script(code, **env):
     """Runs ``code`` in a fresh simulated process with extra environment variables; fails
     the test with its output unless it exits 0."""
-    full = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=ROOT)
+    full = child_env(ROOT, TRITON_INTERPRET="1")
     full.update({k: str(v) for k, v in env.items()})
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full, cwd=ROOT,
                        capture_output=True, text=True, timeout=300)

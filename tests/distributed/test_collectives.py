@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from tests.helpers import child_env
 
 pytest.importorskip("mpi4py")
 
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install
 
 def run_script(n, script, *extra, env=None):
     cmd = [MPIEXEC, "-n", str(n), sys.executable, os.path.join(HERE, script), *extra]
-    e = dict(os.environ, PYTHONPATH=ROOT, **(env or {}))
+    e = child_env(ROOT, **(env or {}))
     return subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=e, cwd=ROOT)
 
 
@@ -41,7 +42,7 @@ def _worker(mode, timeout, *flags):
            mode, str(timeout)]
     start = time.monotonic()
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=90,
-                       env=dict(os.environ, PYTHONPATH=ROOT))
+                       env=child_env(ROOT))
     return r, time.monotonic() - start
 
 
@@ -79,7 +80,7 @@ def test_killed_rank_makes_others_fail_within_timeout(flags):
 def launcher(*args, **kw):
     cmd = [sys.executable, "-m", "framework.distributed.run", *args]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT), **kw)
+                            cwd=ROOT, env=child_env(ROOT), **kw)
 
 
 def test_launcher_sets_env_and_returns_worst_exit_code():
@@ -122,5 +123,5 @@ def test_launcher_forwards_sigint():
 def test_init_outside_an_mpi_world_says_how_to_start():
     r = subprocess.run([sys.executable, os.path.join(HERE, "worker_script.py"), "single"],
                        capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, PYTHONPATH=ROOT))
+                       env=child_env(ROOT))
     assert "ERROR" in r.stdout and "mpiexec -n 2" in r.stdout, r.stdout + r.stderr

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from tests.helpers import child_env
 
 pytest.importorskip("mpi4py")
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install
 
 def mpirun(n, *args, env=None):
     cmd = [MPIEXEC, "-n", str(n), sys.executable, *args]
-    e = dict(os.environ, PYTHONPATH=ROOT, **(env or {}))
+    e = child_env(ROOT, **(env or {}))
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=e, cwd=ROOT)
 
 

@@ -18,6 +18,7 @@ import framework as fw
 import framework.distributed as dist
 from framework.distributed import mpi_backend
 from framework.distributed import nccl_backend as nb
+from tests.helpers import child_env
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -332,7 +333,7 @@ def test_unique_id_reaches_every_rank_through_mpi():
         pytest.skip("needs mpiexec and mpi4py")
     r = subprocess.run([mpiexec, "-n", "3", sys.executable, os.path.abspath(__file__),
                         "rendezvous"], capture_output=True, text=True, timeout=120, cwd=ROOT,
-                       env=dict(os.environ, PYTHONPATH=ROOT, TRITON_INTERPRET="1"))
+                       env=child_env(ROOT, TRITON_INTERPRET="1"))
     assert r.returncode == 0, r.stdout + r.stderr
     inits = {int(r): [(int(a), int(b), c) for a, b, c in (i.split(",") for i in v.split(";"))]
              for r, v in re.findall(r"rank (\d) INITS ([0-9a-f,;]+)", r.stdout)}
@@ -543,7 +544,7 @@ def test_real_world_of_one():
 def launch(mode, timeout=600):
     cmd = [sys.executable, "-m", "framework.distributed.run", "--nproc-per-node", "2",
            os.path.abspath(__file__), mode]
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = child_env(ROOT)
     env.pop("TRITON_INTERPRET", None)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                           env=env)
