@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import framework as fw
 import framework.nn.functional as F
-from helpers import ALL_DTYPES, TOL, to_np
+from helpers import ALL_DTYPES, TOL, skip_unless_torch, to_np
 
 try:  # PyTorch is the oracle where installed; the tests that need it are marked
     import torch
@@ -768,9 +768,14 @@ NAN_CLAMP = [
 ]
 
 
+NAN_SCALAR_BOUND = (0, 1, 6, 7, 14)  # the NAN_CLAMP cases whose bound is a NaN scalar
+
+
 @needs_torch
 @pytest.mark.parametrize("i", range(len(NAN_CLAMP)))
 def test_nan_in_clamp_and_minmax_as_torch(i, device):
+    if i in NAN_SCALAR_BOUND:
+        skip_unless_torch(torch, "clamp with a NaN scalar bound giving NaN (2.11 keeps x)")
     v = [1.0, math.nan, 3.0, -1.0, 0.75]
     got = NAN_CLAMP[i](fw, fw.tensor(v, device=device))
     want = NAN_CLAMP[i](torch, torch.tensor(v))

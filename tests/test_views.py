@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import framework as fw
+from tests.helpers import skip_unless_torch
 
 
 def test_views_share_storage():
@@ -335,8 +336,17 @@ def _lines(text):
     return [e for e in text.strip().split("\n")]
 
 
+# what an older torch (2.11, on the GPU machines) says differently from the pinned one
+NEEDS_PINNED_TORCH = {
+    "x.sum('0')": "the TypeError for a str dim (2.11 parses it as a dimension name)",
+    "x.as_strided((3,), (1,), -2**30)": "the negative storage offset message",
+}
+
+
 @pytest.mark.parametrize("expr", _lines(GEOMETRY_ERRORS) + _lines(DIM_ERRORS))
 def test_bad_geometry_and_dims_raise_as_torch(expr, device):
+    if expr in NEEDS_PINNED_TORCH:
+        skip_unless_torch(torch, NEEDS_PINNED_TORCH[expr])
     rkind, ref = _eval(expr, torch, "cpu")
     kind, got = _eval(expr, fw, device)
     assert rkind == "err", f"torch did not raise for {expr}"

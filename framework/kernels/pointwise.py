@@ -77,6 +77,7 @@ from .._ops import alloc
 from .pointwise_ops import (BINARY, FLOAT, INT, INT_BOOL, INT_DIVISION, NUM, PER_DTYPE,
                             TERNARY, UNARY)
 from .launcher import cached
+from .pointwise_math import _to_int_wrapping
 
 MAX_DIMS = 8
 BLOCK = 1024  # elements per program: a power of two, 8 per thread at 4 warps
@@ -108,7 +109,7 @@ def _down(x, ty: tl.constexpr):
         r = tl.where(x != x, 0x7FC0, r)  # NaN stays a quiet NaN
         y = r.to(tl.int16).to(tl.bfloat16, bitcast=True)
     else:
-        y = x.to(ty)
+        y = _to_int_wrapping(x, ty)
     return y
 
 

@@ -248,3 +248,15 @@ def _tanh(x):
     r = tl.where(ad < 0.01, small, big)
     r = tl.where(d < 0, -r, r)
     return tl.where(d != d, d, r).to(x.dtype)
+
+
+@triton.jit
+def _to_int_wrapping(x, ty: tl.constexpr):
+    """x.to(ty), where a float going to an integer type narrower than 64 bits goes through
+    int64 first, so that out-of-range values wrap as on the CPU and in PyTorch (uint8(-1.) is
+    255): a GPU's direct conversion (cvt.rzi.u8.f32) saturates to 0 instead."""
+    if x.dtype.is_floating() and ty.is_int() and ty.primitive_bitwidth < 64 and ty != tl.int1:
+        y = x.to(tl.int64).to(ty)
+    else:
+        y = x.to(ty)
+    return y

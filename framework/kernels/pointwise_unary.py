@@ -4,7 +4,7 @@ import triton.language as tl
 
 from .pointwise_math import (  # noqa: F401
     _isnan, _fdiv, _log1p, _expm1, _signbit, _copysign, _sqrt, _f64, _atan64, _erfc64,
-    _pow64, _round_even, _tanh,
+    _pow64, _round_even, _tanh, _to_int_wrapping,
 )
 
 
@@ -86,8 +86,8 @@ def _clamp1(x, p0, p1, p2):
     """clamp with scalar bounds: p0 = min, p1 = max, p2 = 1 (min only), 2 (max only), 3.
     A NaN bound makes every element NaN (PyTorch)."""
     which = p2.to(tl.int32)
-    lo = tl.zeros_like(x) + p0.to(x.dtype)
-    hi = tl.zeros_like(x) + p1.to(x.dtype)
+    lo = tl.zeros_like(x) + _to_int_wrapping(p0, x.dtype)  # uint8: clamp(-1) is 255
+    hi = tl.zeros_like(x) + _to_int_wrapping(p1, x.dtype)
     x = tl.where(((which & 1) != 0) & ((x < lo) | (lo != lo)), lo, x)
     return tl.where(((which & 2) != 0) & ((x > hi) | (hi != hi)), hi, x)
 
