@@ -3,7 +3,7 @@ import framework as _fw
 from framework._tensor import Tensor
 
 from . import _fused
-from .optimizer import Optimizer, _check_fused_param, _check_nonneg, _to_scalar
+from .optimizer import Optimizer, _check_fused_param, _check_nonneg, _multi_tensor, _to_scalar
 
 __all__ = ["Adagrad"]
 
@@ -63,7 +63,7 @@ class Adagrad(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
-                if (group["fused"] or group["foreach"]) and not group["differentiable"]:
+                if _multi_tensor(group):
                     _fused.adagrad(self, group)  # one multi-tensor call per device and dtype
                 else:
                     self._single_tensor_adagrad(group)

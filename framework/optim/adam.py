@@ -4,7 +4,8 @@ import framework as _fw
 from framework._tensor import Tensor
 
 from . import _fused
-from .optimizer import Optimizer, _check_betas, _check_fused_param, _check_nonneg, _to_scalar
+from .optimizer import (Optimizer, _check_betas, _check_fused_param, _check_nonneg, _multi_tensor,
+                        _to_scalar)
 
 __all__ = ["Adam"]
 
@@ -87,7 +88,7 @@ class Adam(Optimizer):
                         and not group["capturable"]):
                     raise RuntimeError("lr as a Tensor is not supported for "
                                        "capturable=False and foreach=True")
-                if (group["fused"] or group["foreach"]) and not group["differentiable"]:
+                if _multi_tensor(group):
                     _fused.adam(self, group)  # one multi-tensor call per device and dtype
                 else:
                     self._single_tensor_adam(group)

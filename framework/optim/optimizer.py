@@ -409,6 +409,28 @@ class Optimizer:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+_MULTI_TENSOR_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
+def _multi_tensor(group):
+    """Whether a step over ``group`` takes the multi-tensor kernel (one call per device and
+    dtype) rather than a loop of per-parameter ops: when ``fused`` or ``foreach`` asks for
+    it, and by default (both None), as PyTorch defaults to foreach on CUDA. Here the default
+    holds on the CPU too, where the loop costs about ten dispatched ops per parameter; the
+    update is the same arithmetic. Not for ``differentiable`` steps, a Tensor ``lr``, or
+    parameters the kernel does not take."""
+    if group["differentiable"]:
+        return False
+    if group.get("fused") or group.get("foreach"):
+        return True
+    if group.get("fused") is False or group.get("foreach") is False:
+        return False
+    if isinstance(group["lr"], Tensor):
+        return False
+    return all(p.dtype.name in _MULTI_TENSOR_DTYPES and p.device.type in ("cpu", "cuda")
+               for p in group["params"] if p.grad is not None)
+
+
 def _check_fused_param(p):
     """PyTorch's check that a fused optimizer's parameter is a float tensor on a
     supported device."""
