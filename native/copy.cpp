@@ -116,9 +116,26 @@ void fill_fast(const FastArgs& a) {
   NoGil nogil(shape_numel(shape) > (1 << 16));
   fill(dt, dst, sd, shape, fv, iv, is_float);
 }
+// concat_bytes(dst, src_ptrs, nbytes): the sources' bytes one after another from dst
+// (stack and cat of contiguous tensors: one call instead of one copy per tensor)
+void concat_bytes_fast(const FastArgs& a) {
+  a.expect(3);
+  const uintptr_t dst = a.ptr(0);
+  Shape srcs = a.shape(1), nbytes = a.shape(2);
+  if (srcs.size() != nbytes.size()) throw std::invalid_argument("concat_bytes: length mismatch");
+  std::vector<int64_t> starts(srcs.size() + 1, 0);
+  for (size_t k = 0; k < srcs.size(); k++) starts[k + 1] = starts[k] + nbytes[k];
+  // one thread: a batch's copy is bound by memory bandwidth, and worker threads only
+  // contend with the data loader's own
+  NoGil nogil(starts.back() > (1 << 18));
+  for (size_t k = 0; k < srcs.size(); k++)
+    std::memcpy(reinterpret_cast<char*>(dst) + starts[k], reinterpret_cast<const char*>(srcs[k]),
+                (size_t)nbytes[k]);
+}
 }  // namespace
 
 void register_copy(py::module_& m) {
+  def_fast<concat_bytes_fast>(m, "concat_bytes", "concat_bytes(dst, src_ptrs, nbytes)");
   def_fast<copy_fast>(m, "copy", "copy(dt_dst, dst, dst_strides, dt_src, src, src_strides, shape)");
   def_fast<fill_fast>(m, "fill", "fill(dt, dst, dst_strides, shape, float_value, int_value, is_float)");
 }

@@ -28,6 +28,20 @@ def copy_into(dst, src):
         alloc.backend(dst._storage.device).copy.copy(dst, src, src._stride)
 
 
+def _concat(res, tensors):
+    """Fills a new contiguous CPU ``res`` with ``tensors`` back to back in one native call
+    when they are all contiguous and of its dtype (collate's stack of a batch); False
+    otherwise, for the general path."""
+    if res._storage.device.type != "cpu" or not res.is_contiguous():
+        return False
+    dt = res.dtype
+    for t in tensors:
+        if t.dtype is not dt or not t.is_contiguous():
+            return False
+    alloc.backend(res._storage.device).copy.concat(res, tensors)
+    return True
+
+
 def block(t, starts, shape):
     """The view of ``t`` that starts at index ``starts`` and has sizes ``shape``."""
     off = t._offset
@@ -193,6 +207,8 @@ def _cat(op, tensors, dim, out):
         size += t._shape[d]
     res = result(op, out, ref._shape[:d] + (size,) + ref._shape[d + 1:], dtype, device,
                  tensors)
+    if out is None and all(s == 1 for s in ref._shape[:d]) and _concat(res, [t for _, t in live]):
+        return res
     pos = 0
     for _, t in live:
         n = t._shape[d]
@@ -217,6 +233,8 @@ def stack(tensors, dim=0, *, out=None):
     device = common_device("stack", tensors)
     res = result("stack", out, ref._shape[:d] + (len(tensors),) + ref._shape[d:], dtype,
                  device, tensors)
+    if out is None and d == 0 and _concat(res, tensors):
+        return res
     shape = ref._shape
     stride = res._stride[:d] + res._stride[d + 1:]
     for k, t in enumerate(tensors):
