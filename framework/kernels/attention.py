@@ -26,6 +26,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
+from .launcher import cdiv
 
 _NONE, _BOOL, _ADD = 0, 1, 2
 # The interpreter's tl.dot cannot multiply bfloat16 (NumPy has no such type): upcast there.
@@ -307,7 +308,7 @@ def sdpa_forward(q, k, v, mask, out, lse, scale, causal, dropout_p, seed, offset
         return
     m, ms, flags, rng, sc = _common(q, mask, scale, causal, dropout_p, seed, offset)
     bm, bn, warps = _blocks(max(D, Dv), False)
-    grid = (triton.cdiv(Lq, bm), Z * Hq)
+    grid = (cdiv(Lq, bm), Z * Hq)
     _fwd_kernel[grid](q, k, v, m, out, lse, sc, Hq, Hkv, Lq, Lk, D, Dv, *ms, *rng,
                       BM=bm, BN=bn, BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps, **flags)
 
@@ -325,14 +326,14 @@ def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, drop
     m, ms, flags, rng, sc = _common(q, mask, scale, causal, dropout_p, seed, offset)
     bm, bn, warps = _blocks(max(D, Dv), True)
     delta = alloc.empty(tuple(lse.shape), lse.dtype, lse._storage.device)
-    _delta_kernel[(triton.cdiv(Lq, bm), Z * Hq)](out, dout, delta, Lq, Dv, BM=bm,
+    _delta_kernel[(cdiv(Lq, bm), Z * Hq)](out, dout, delta, Lq, Dv, BM=bm,
                                                  BDV=_pow2(Dv))
     s = sc
-    _dkdv_kernel[(triton.cdiv(Lk, bn), Z * Hkv)](q, k, v, m, dout, lse, delta, dk, dv, s, Hq,
+    _dkdv_kernel[(cdiv(Lk, bn), Z * Hkv)](q, k, v, m, dout, lse, delta, dk, dv, s, Hq,
                                                  Hkv, Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
                                                  BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
                                                  **flags)
-    _dq_kernel[(triton.cdiv(Lq, bm), Z * Hq)](q, k, v, m, dout, lse, delta, dq, s, Hq, Hkv,
+    _dq_kernel[(cdiv(Lq, bm), Z * Hq)](q, k, v, m, dout, lse, delta, dq, s, Hq, Hkv,
                                               Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
                                               BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
                                               **flags)
@@ -342,5 +343,5 @@ def sdpa_dropout_mask(keep, dropout_p, seed, offset):
     """keep (contiguous bool, element i = (zh * Lq + r) * Lk + c): the dropout keep mask."""
     n = keep.numel()
     if n:
-        _dropout_mask_kernel[(triton.cdiv(n, 1024),)](keep, n, int(seed), int(offset),
+        _dropout_mask_kernel[(cdiv(n, 1024),)](keep, n, int(seed), int(offset),
                                                       float(dropout_p), BLOCK=1024)

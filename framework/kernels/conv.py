@@ -21,6 +21,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down, type_name
+from .launcher import cdiv
 
 BLOCK = 1024
 
@@ -87,7 +88,7 @@ def im2col(x, cols, kernel_size, dilation, padding, stride):
     g0, g1, g2 = _lead(cols._shape[2:], 1)
     k, d = _lead(kernel_size, 1), _lead(dilation, 1)
     p, s = _lead(padding, 0), _lead(stride, 1)
-    _im2col_kernel[(triton.cdiv(total, BLOCK),)](
+    _im2col_kernel[(cdiv(total, BLOCK),)](
         x, cols, total, x._shape[1], i0, i1, i2, *xs, *cols._stride[:2], g0, g1, g2, *k, *d, *p,
         *s, BLOCK=BLOCK)
 
@@ -143,6 +144,6 @@ def col2im(cols, out, kernel_size, dilation, padding, stride):
     g0, g1, g2 = _lead(cols._shape[2:], 1)
     k, d = _lead(kernel_size, 1), _lead(dilation, 1)
     p, s = _lead(padding, 0), _lead(stride, 1)
-    _col2im_kernel[(triton.cdiv(total, BLOCK),)](
+    _col2im_kernel[(cdiv(total, BLOCK),)](
         cols, *cols._stride[:2], out, total, out._shape[1], i0, i1, i2, g0, g1, g2, *k, *d, *p, *s,
         ACC=_acc(out), BLOCK=BLOCK)

@@ -51,6 +51,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .pointwise import _down, _up
+from .launcher import cdiv
 
 _GRID_Y = 65535  # the CUDA grid's limit on its second dim: more groups launch in chunks
 _INT32_MAX = 2**31 - 1
@@ -338,7 +339,7 @@ def _geometry(stride, padding, dilation):
 def _launch(kernel, rows, cols, groups, tiles, args, meta, splits=1):
     bm, bn, bk, warps, stages = tiles
     for g0 in range(0, groups, _GRID_Y):
-        grid = (triton.cdiv(rows, bm) * triton.cdiv(cols, bn), min(_GRID_Y, groups - g0),
+        grid = (cdiv(rows, bm) * cdiv(cols, bn), min(_GRID_Y, groups - g0),
                 splits)
         kernel[grid](*args, g0, *meta[0], **meta[1], BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
                      num_warps=warps, num_stages=stages)
@@ -371,8 +372,8 @@ def _splits(tiles_count, depth, bk):
     if 2 * tiles_count > _SMS or depth < _SPLIT_MIN:
         return max(depth, 1), 1
     splits = max(1, min(_SMS // tiles_count, depth // _SPLIT_CHUNK, _MAX_SPLITS))
-    ksplit = triton.cdiv(triton.cdiv(depth, splits), bk) * bk
-    return ksplit, triton.cdiv(depth, ksplit)
+    ksplit = cdiv(cdiv(depth, splits), bk) * bk
+    return ksplit, cdiv(depth, ksplit)
 
 
 def weight_grad(grad, x, out, stride, padding, dilation, groups):
@@ -388,7 +389,7 @@ def weight_grad(grad, x, out, stride, padding, dilation, groups):
     s, p, d = _geometry(stride, padding, dilation)
     acc, precision, upcast, idx64, sim = _setup((x, grad, out), depth, x.dtype)
     tiles = _tiles(og, kg, depth, x.dtype.itemsize, sim)
-    count = triton.cdiv(og, tiles[0]) * triton.cdiv(kg, tiles[1]) * groups
+    count = cdiv(og, tiles[0]) * cdiv(kg, tiles[1]) * groups
     ksplit, splits = _splits(count, depth, tiles[2])
     dest, split_stride = out, 0
     if splits > 1:
@@ -402,7 +403,7 @@ def weight_grad(grad, x, out, stride, padding, dilation, groups):
             splits)
     if splits > 1:
         total = out.numel()
-        _sum_parts_kernel[(triton.cdiv(total, _SUM_BLOCK),)](
+        _sum_parts_kernel[(cdiv(total, _SUM_BLOCK),)](
             out, dest, total, splits, IDX64=idx64, BLOCK=_SUM_BLOCK)
 
 

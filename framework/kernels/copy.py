@@ -6,7 +6,7 @@ import triton.language as tl
 
 from .pointwise import (BLOCK, _down, _index, _launch, _offset, _params_bits, _unary_kernel,
                         geometry)
-from .launcher import cached
+from .launcher import cached, cdiv
 
 
 @triton.jit
@@ -49,6 +49,6 @@ def fill(dst, value):
             bits = int(bits != 0)
         elif bits >= 2**63:  # uint64 bit patterns
             bits -= 2**64
-    _fill_kernel[(triton.cdiv(n, BLOCK),)](dst, n, shape, so, bits, IS_FLOAT=is_float,
+    _fill_kernel[(cdiv(n, BLOCK),)](dst, n, shape, so, bits, IS_FLOAT=is_float,
                                            NDIM=len(shape), CONTIG=contig, IDX64=idx64,
                                            BLOCK=BLOCK)

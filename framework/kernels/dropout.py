@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down, _up
+from .launcher import cdiv
 
 GROUPS = 256  # Philox counters per program: a (GROUPS, 4) tile of 1024 elements
 
@@ -52,7 +53,7 @@ def dropout(out, x, residual, seed, offset, threshold, scale):
     n = out.numel()
     if n == 0:
         return
-    grid = (triton.cdiv(n, 4 * GROUPS),)
+    grid = (cdiv(n, 4 * GROUPS),)
     _dropout_kernel[grid](x, x if residual is None else residual, out, n, int(seed),
                           int(offset), int(threshold),
                           struct.unpack("<q", struct.pack("<d", float(scale)))[0],

@@ -33,6 +33,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .sort import sort_rows
+from .launcher import cdiv
 
 _TILE = 4096      # elements of a [BN, BD] tile on a GPU
 _RANK_MAX = 256   # indices sorted by _rank_kernel (one launch) rather than the sort family
@@ -90,7 +91,7 @@ def embedding_forward(weight, indices, out, n, D, num_weights):
     if n == 0:
         return
     bn, bd = _blocks(n, D)
-    grid = (triton.cdiv(n, bn), max(1, triton.cdiv(D, bd)))
+    grid = (cdiv(n, bn), max(1, cdiv(D, bd)))
     flags = alloc.empty((grid[0],), _dtype.int8, out._storage.device)
     _forward_kernel[grid](weight, indices, out, flags, n, D, num_weights, BN=bn, BD=bd)
     if flags._host_array().any():
@@ -187,7 +188,7 @@ def embedding_backward(grad, indices, grad_weight, n, D, num_weights, padding_id
         sort_rows((), n, False, indices, ((), 1), s, ((), 1), perm, ((), 1))
     offsets = alloc.empty((num_weights + 2,), _dtype.int64, dev)
     blk = _pow2(num_weights + 1, 1024)
-    _offsets_kernel[(triton.cdiv(num_weights + 1, blk),)](
+    _offsets_kernel[(cdiv(num_weights + 1, blk),)](
         s, offsets, n, num_weights, max(1, n.bit_length()), BLOCK=blk)
     if offsets[num_weights + 1].item():
         raise IndexError("index out of range in self")
@@ -197,6 +198,6 @@ def embedding_backward(grad, indices, grad_weight, n, D, num_weights, padding_id
     # a short tile of rows: most segments hold one or a few indices
     bn = _pow2(n, max(1, min(16, _tile() // bd)))
     acc = tl.float64 if grad.dtype is _dtype.float64 else tl.float32
-    _segment_sum_kernel[(num_weights, triton.cdiv(D, bd))](
+    _segment_sum_kernel[(num_weights, cdiv(D, bd))](
         grad, perm, offsets, grad_weight, D, padding_idx, SCALE=bool(scale_grad_by_freq),
         ACC=acc, BN=bn, BD=bd)

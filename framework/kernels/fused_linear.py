@@ -29,6 +29,7 @@ from .linalg import (MODE_DOT, MODE_FMA, _ACC_DTYPE, _INT32_MAX, _extent, _mm_lo
                      _tile_ids, _tile_operands)
 from .pointwise import _down, _up
 from .pointwise_unary import _gelu, _gelu_tanh, _relu, _silu
+from .launcher import cdiv
 
 # activation name -> the kernels' code (as framework/_cpu/fused_linear.py)
 ACTIVATIONS = {"none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
@@ -140,7 +141,7 @@ def linear(out, pre, input, weight, bias, activation):
         fn, meta = _tuned, {}
 
     def grid(meta):
-        return (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
+        return (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]),)
 
     fn[grid](out, out if pre is None else pre, input, weight, out if bias is None else bias,
              m, n, k, sam, sak, swn, swk, sb, layout,

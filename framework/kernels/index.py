@@ -29,6 +29,7 @@ from .index_scatter import (  # noqa: F401  (the family's launchers and modes, d
     ACCUMULATE, GATHER, PUT, REDUCE, index_loop, scatter,
 )
 from .pointwise import _down, _index, _offset, _params_bits, _up, collapse
+from .launcher import cdiv
 
 _SCAN_BLOCK = 1024
 
@@ -82,7 +83,7 @@ def index_offsets(out, shape, indices, sizes, src_strides, dims, allow_negative=
     for k, (t, st) in enumerate(indices):
         cshape, (_, si) = collapse(tuple(shape), [_contig(shape), tuple(st)])
         plans.append((cshape, si))
-        _index_offsets_kernel[(triton.cdiv(n, _block(n)),)](
+        _index_offsets_kernel[(cdiv(n, _block(n)),)](
             out, t, n, cshape, si, sizes[k], src_strides[k], k, K, err, ACC=k > 0,
             NEG=bool(allow_negative), NDIM=len(cshape), IDX64=_idx64(n, cshape, [si]),
             BLOCK=_block(n))
@@ -106,7 +107,7 @@ def linear_offsets(out, shape, strides):
     if n == 0:
         return
     cshape, (_, st) = collapse(tuple(shape), [_contig(shape), tuple(strides)])
-    _linear_offsets_kernel[(triton.cdiv(n, _block(n)),)](
+    _linear_offsets_kernel[(cdiv(n, _block(n)),)](
         out, n, cshape, st, NDIM=len(cshape), IDX64=_idx64(n, cshape, [st]), BLOCK=_block(n))
 
 
@@ -133,7 +134,7 @@ def take_offsets(out, index, x):
     ishape, (_, si) = collapse(index._shape, [_contig(index._shape), index._stride])
     xshape, (sx,) = collapse(x._shape, [x._stride])
     err = _error_slot(out._storage.device)
-    _take_offsets_kernel[(triton.cdiv(n, _block(n)),)](out, index, n, ishape, si, total, xshape,
+    _take_offsets_kernel[(cdiv(n, _block(n)),)](out, index, n, ishape, si, total, xshape,
                                                    sx, err, INDIM=len(ishape),
                                                    XNDIM=len(xshape),
                                                    IDX64=_idx64(n, ishape, [si]),
@@ -169,7 +170,7 @@ def gather(out, out_strides, src, src_strides, index, index_strides, shape, dim,
     cshape, (so, ss, si) = collapse(tuple(shape), [tuple(out_strides), tuple(src_strides),
                                                    tuple(index_strides)])
     err = _error_slot(out._storage.device)
-    _gather_kernel[(triton.cdiv(n, _block(n)),)](out, src, index, n, cshape, so, ss, si,
+    _gather_kernel[(cdiv(n, _block(n)),)](out, src, index, n, cshape, so, ss, si,
                                              dim_stride, dim_size, err, NDIM=len(cshape),
                                              IDX64=_idx64(n, cshape, [so, ss, si]),
                                              BLOCK=_block(n))
@@ -206,7 +207,7 @@ def divide_count(x, count, count_strides):
     if n == 0:
         return
     shape, (sx, sc) = collapse(x._shape, [x._stride, tuple(count_strides)])
-    _divide_count_kernel[(triton.cdiv(n, _block(n)),)](x, count, n, shape, sx, sc,
+    _divide_count_kernel[(cdiv(n, _block(n)),)](x, count, n, shape, sx, sc,
                                                    NDIM=len(shape),
                                                    IDX64=_idx64(n, shape, [sx, sc]),
                                                    BLOCK=_block(n))
@@ -259,7 +260,7 @@ def _compact_kernel(x, n, shape, sx, starts, out, val, sv, SELECT: tl.constexpr,
 def _block_starts(x, shape, sx, n):
     """The exclusive scan of per-block nonzero counts of x: nb + 1 int64 values."""
     device = x._storage.device
-    nb = triton.cdiv(n, _block(n))
+    nb = cdiv(n, _block(n))
     counts = alloc.empty((nb,), _dtype.int32, device)
     starts = alloc.empty((nb + 1,), _dtype.int64, device)
     _count_kernel[(nb,)](x, n, shape, sx, counts, NDIM=len(shape),
@@ -336,7 +337,7 @@ def masked_fill(x, mask, mask_strides, value):
     if n == 0:
         return
     shape, (sx, sm) = collapse(x._shape, [x._stride, tuple(mask_strides)])
-    _masked_fill_kernel[(triton.cdiv(n, _block(n)),)](
+    _masked_fill_kernel[(cdiv(n, _block(n)),)](
         x, mask, n, shape, sx, sm, _scalar_arg(value, x.dtype),
         IS_FLOAT=x.dtype.is_floating_point, NDIM=len(shape),
         IDX64=_idx64(n, shape, [sx, sm]), BLOCK=_block(n))
@@ -368,7 +369,7 @@ def tri(out, src, diagonal, upper):
     shape = tuple(batch) + (R, C)
     so = tuple(bo) + tuple(out._stride[-2:])
     ss = tuple(bs) + tuple(src._stride[-2:])
-    _tri_kernel[(triton.cdiv(n, _block(n)),)](out, src, n, shape, so, ss, int(diagonal), R, C,
+    _tri_kernel[(cdiv(n, _block(n)),)](out, src, n, shape, so, ss, int(diagonal), R, C,
                                           UPPER=bool(upper), NDIM=len(shape),
                                           IDX64=_idx64(n, shape, [so, ss]), BLOCK=_block(n))
 
@@ -425,5 +426,5 @@ def tri_indices(out, row, col, offset, upper):
         return
     bc = _pow2(col, _block())
     br = _pow2(row, max(1, _block() // bc))
-    grid = (triton.cdiv(row, br) * triton.cdiv(col, bc),)
+    grid = (cdiv(row, br) * cdiv(col, bc),)
     _tri_indices_kernel[grid](out, row, col, offset, n, UPPER=bool(upper), BR=br, BC=bc)

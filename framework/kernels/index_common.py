@@ -19,6 +19,7 @@ from .._ops import alloc
 from .._tensor import Tensor
 from . import copy as _copy
 from .pointwise import BLOCK, _index, _offset, collapse
+from .launcher import cdiv
 
 STYLE_DIM, STYLE_SELF, STYLE_TAKE, STYLE_PREFIX, STYLE_RUNTIME, STYLE_DATA = range(6)
 
@@ -108,7 +109,7 @@ def check_range(index, shape, strides, size, style, dim, prefix=""):
         return
     cshape, (si,) = collapse(tuple(shape), [tuple(strides)])
     err = _error_slot(index._storage.device)
-    _check_range_kernel[(triton.cdiv(n, _block(n)),)](index, n, cshape, si, size, err,
+    _check_range_kernel[(cdiv(n, _block(n)),)](index, n, cshape, si, size, err,
                                                       NDIM=len(cshape),
                                                       IDX64=_idx64(n, cshape, [si]),
                                                       BLOCK=_block(n))

@@ -20,6 +20,7 @@ from .._ops import alloc
 from .index_common import (STYLE_RUNTIME, _block, _check_index_dtype, _error_slot, _pow2,
                            _record_error, _scalar, check_range)
 from .pointwise import _down, _offset, _params_bits, _up, collapse
+from .launcher import cdiv
 
 GATHER, PUT, ACCUMULATE = range(3)
 REDUCE = {None: 0, "add": 1, "sum": 1, "multiply": 2, "prod": 2, "amax": 3, "amin": 4}
@@ -203,10 +204,10 @@ def _tiles(O, P, serial):
     """(BO, BP, grid) of a tile launch over O outer by P conflicting positions."""
     if serial:
         bo = _pow2(O, 256)
-        return bo, 1, (triton.cdiv(O, bo),)
+        return bo, 1, (cdiv(O, bo),)
     bo = _pow2(O, _block())
     bp = _pow2(P, max(1, _block() // bo))
-    return bo, bp, (triton.cdiv(O, bo) * triton.cdiv(P, bp),)
+    return bo, bp, (cdiv(O, bo) * cdiv(P, bp),)
 
 
 # ---- scatter along a dim --------------------------------------------------------------

@@ -164,3 +164,9 @@ def cached(fn):
     if type(fn) is not JITFunction:  # interpreted, the compile check's hybrid, autotuned
         return fn
     return CachedKernel(fn)
+
+
+def cdiv(a, b):
+    """Ceiling division of ints, for grids: ``triton.cdiv`` is a constexpr function whose
+    call from the host goes through Triton's argument handling (a few microseconds)."""
+    return -(-a // b)

@@ -48,6 +48,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .pointwise import BLOCK, _down, _index, _offset, _up, collapse
+from .launcher import cdiv
 
 GROUP_M = 8
 MAX_BATCH_DIMS = 8
@@ -296,7 +297,7 @@ def _prune(configs, named_args, **kwargs):
     accumulators per thread (more spill registers)."""
     itemsize = named_args["a"].dtype.itemsize
     m, n, k = named_args["M"], named_args["N"], named_args["K"]
-    many_tiles = triton.cdiv(m, 128) * triton.cdiv(n, 128) * named_args["nbatch"] >= 2 * _SMS
+    many_tiles = cdiv(m, 128) * cdiv(n, 128) * named_args["nbatch"] >= 2 * _SMS
     ieee = kwargs.get("PRECISION") == "ieee"
     keep = []
     for c in configs:
@@ -379,12 +380,12 @@ def _param(value, integer):
 def _splits(m, n, k, count):
     """(ksplit, splits): split-K when the output has too few tiles to fill the GPU and K is
     long (dot, mv, small-batch linear layers); ksplit is a multiple of every BLOCK_K."""
-    tiles = triton.cdiv(m, 128) * triton.cdiv(n, 128) * count
+    tiles = cdiv(m, 128) * cdiv(n, 128) * count
     if 2 * tiles > _SMS or k < _SPLIT_MIN_K:
         return k, 1
     splits = min(_SMS // tiles, k // _SPLIT_CHUNK, _MAX_SPLITS)
-    ksplit = triton.cdiv(triton.cdiv(k, splits), _MAX_TILE) * _MAX_TILE
-    return ksplit, triton.cdiv(k, ksplit)
+    ksplit = cdiv(cdiv(k, splits), _MAX_TILE) * _MAX_TILE
+    return ksplit, cdiv(k, ksplit)
 
 
 def _extent(rows, cols, rs, cs):
@@ -483,7 +484,7 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
         chunk = min(_GRID_Z, count - b0)
 
         def grid(meta, chunk=chunk):
-            return (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]), splits,
+            return (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), splits,
                     chunk)
 
         fn[grid](dest, a, b, m, n, k, som, son, sam, sak, sbk, sbn, bshape, tuple(bso), bsa,
@@ -520,6 +521,6 @@ def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name):
     extent = sum((size - 1) * st for size, st in zip(oshape, so)) + 1
     idx64 = max(n * splits, extent) + BLOCK >= 2**31
     contig = len(oshape) == 1 and so[0] == 1
-    _splitk_reduce_kernel[(triton.cdiv(n, BLOCK),)](
+    _splitk_reduce_kernel[(cdiv(n, BLOCK),)](
         out, ws, n, splits, oshape, so, alpha, beta, ACC=_ACC_DTYPE[acc_name],
         BETA_ZERO=beta == 0, NDIM=len(oshape), CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)

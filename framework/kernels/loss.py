@@ -27,6 +27,7 @@ import triton.language as tl
 
 from .pointwise import _down
 from .softmax import _MIN_BLOCK, TILE, _pow2  # noqa: F401  (the row tiling of softmax)
+from .launcher import cdiv
 
 
 @triton.jit
@@ -171,7 +172,7 @@ def cross_entropy_forward(x, target, weight, loss, stats, wrow, rows, C, ignore_
         return
     r, bc, warps = _tiles(rows, C)
     hi, lo = _eps_parts(label_smoothing)
-    _ce_forward_kernel[(triton.cdiv(rows, r),)](
+    _ce_forward_kernel[(cdiv(rows, r),)](
         x, target, x if weight is None else weight, loss, stats, wrow, rows, C,
         int(ignore_index), hi, lo, HAS_W=weight is not None, SMOOTH=label_smoothing > 0,
         ACC=_acc(x), R=r, BC=bc, num_warps=warps)
@@ -187,7 +188,7 @@ def cross_entropy_backward(x, target, weight, wsum, stats, grow, gx, rows, C, ig
         return
     r, bc, warps = _tiles(rows, C)
     hi, lo = _eps_parts(label_smoothing)
-    _ce_backward_kernel[(triton.cdiv(rows, r),)](
+    _ce_backward_kernel[(cdiv(rows, r),)](
         x, target, x if weight is None else weight, stats if wsum is None else wsum, stats, grow,
         gx, rows, C, int(ignore_index), hi, lo, HAS_W=weight is not None,
         SMOOTH=label_smoothing > 0, ACC=_acc(x), R=r, BC=bc, num_warps=warps)

@@ -6,6 +6,7 @@ block counts (``start``) and, for each program, the tensor it works on (``owner`
 program handles one BLOCK of one tensor, at block ``pid - start[owner[pid]]`` of it."""
 import triton
 import triton.language as tl
+from .launcher import cdiv
 
 BLOCK = 1024
 
@@ -19,7 +20,7 @@ def tables(params, *lists):
     numels = [p.numel() for p in params]
     start, owner = [0], []
     for t, n in enumerate(numels):
-        nb = triton.cdiv(n, BLOCK)
+        nb = cdiv(n, BLOCK)
         start.append(start[-1] + nb)
         owner.extend([t] * nb)
 

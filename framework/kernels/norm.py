@@ -18,6 +18,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
+from .launcher import cdiv
 
 _MAX_BLOCK = 4096
 _MIN_BLOCK = 16
@@ -303,20 +304,20 @@ def rows_backward_params(dy, x, mean, rstd, dw, db, R, K, rms):
     bk = min(_pow2(K), 128)
     br = 16
     # enough partial rows to fill the device, each summing `per` rows
-    parts = max(1, min(triton.cdiv(R, br), 256))
-    per = triton.cdiv(R, parts)
-    parts = triton.cdiv(R, per)
+    parts = max(1, min(cdiv(R, br), 256))
+    per = cdiv(R, parts)
+    parts = cdiv(R, per)
     dev = out._storage.device
     pw = alloc.empty((parts, K), out.dtype, dev) if dw is not None else None
     pb = alloc.empty((parts, K), out.dtype, dev) if db is not None else None
     dummy = pw if pw is not None else pb
-    _rows_params_kernel[(parts, triton.cdiv(K, bk))](
+    _rows_params_kernel[(parts, cdiv(K, bk))](
         dy, x, _or(mean, rstd), rstd, dummy if pw is None else pw, dummy if pb is None else pb,
         R, K, per, RMS=bool(rms), HAS_DW=dw is not None, HAS_DB=db is not None, ACC=_acc(x),
         BR=br, BK=bk)
     for part, t in ((pw, dw), (pb, db)):
         if t is not None:
-            _col_sum_kernel[(triton.cdiv(K, bk),)](part, t, parts, K, BP=16, BK=bk)
+            _col_sum_kernel[(cdiv(K, bk),)](part, t, parts, K, BP=16, BK=bk)
 
 
 def channel_stats(x, mean, var, N, C, S):
@@ -344,6 +345,6 @@ def channel_affine(x, kx, z, kz, k0, y, N, C, S):
     if numel == 0:
         return
     block = 1024
-    _channel_affine_kernel[(triton.cdiv(numel, block),)](
+    _channel_affine_kernel[(cdiv(numel, block),)](
         x, kx, _or(z, x), _or(kz, kx), _or(k0, kx), y, numel, C, S, HAS_Z=z is not None,
         HAS_K0=k0 is not None, ACC=_acc(x), BLOCK=block)

@@ -76,7 +76,7 @@ from .. import _dtype
 from .._ops import alloc
 from .pointwise_ops import (BINARY, FLOAT, INT, INT_BOOL, INT_DIVISION, NUM, PER_DTYPE,
                             TERNARY, UNARY)
-from .launcher import cached
+from .launcher import cached, cdiv
 from .pointwise_math import _to_int_wrapping
 
 MAX_DIMS = 8
@@ -248,6 +248,9 @@ def geometry(out, in_strides):
         n *= s
     if n == 0:
         return None
+    if all(st == so for st in in_strides) and out.is_contiguous():
+        # the common case (every operand dense and alike) without the general merge below
+        return n, (n,), [(1,)] * (len(in_strides) + 1), True, n + BLOCK >= _INT32_LIMIT
     strides = [so] + [tuple(s) for s in in_strides]
     if len(shape) > 1 and any(so[d] < so[d + 1] for d in range(len(so) - 1)):
         # visit dims in out's memory order (a permuted dense out, PyTorch's preserve_format,
@@ -273,7 +276,7 @@ def _launch(kernel_fn, op, out, inputs, in_strides, ps, **extra):
     if g is None:
         return False
     n, shape, strides, contig, idx64 = g
-    grid = (triton.cdiv(n, BLOCK),)
+    grid = (cdiv(n, BLOCK),)
     kernel_fn[grid](out, *inputs, n, shape, *strides, *_params_bits(*ps), OP=op,
                     NDIM=len(shape), CONTIG=contig, IDX64=idx64, BLOCK=BLOCK, **extra)
     return True

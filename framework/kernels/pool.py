@@ -15,6 +15,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
+from .launcher import cdiv
 
 BLOCK = 256
 
@@ -98,6 +99,6 @@ def max_pool(x, values, indices, planes, in_size, out_size, kernel, stride, padd
     else:
         cmp = getattr(tl, name)
         lowest = _LOWEST[name]
-    _max_pool_kernel[(triton.cdiv(total, BLOCK),)](
+    _max_pool_kernel[(cdiv(total, BLOCK),)](
         x, values, indices, total, *in_size, *out_size, *kernel, *stride, *padding, *dilation,
         ADAPTIVE=bool(adaptive), CMP=cmp, LOWEST=lowest, BLOCK=BLOCK)

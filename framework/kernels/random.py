@@ -30,6 +30,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .copy import copy
+from .launcher import cdiv
 
 # Distribution kinds of random_fill (same numbers as native/random.cpp).
 UNIFORM, NORMAL, EXPONENTIAL, CAUCHY, LOG_NORMAL, GEOMETRIC = 0, 1, 2, 3, 4, 5
@@ -297,7 +298,7 @@ def _multinomial_keys_kernel(keys_ptr, p_ptr, rs, cs, cats, seed: tl.uint64, off
 
 
 def _grid(n):
-    return (max(1, triton.cdiv(n, BLOCK)),)
+    return (max(1, cdiv(n, BLOCK)),)
 
 
 # ---- launchers: the cuda backend's random family, same names and arguments as
@@ -362,11 +363,11 @@ def multinomial(out, probs, n_samples, replacement, seed, offset):
         return
     rs, cs = probs._stride
     if replacement:
-        grid = (rows, triton.cdiv(n_samples, BLOCK))
+        grid = (rows, cdiv(n_samples, BLOCK))
         _multinomial_kernel[grid](out, probs, rs, cs, cats, n_samples, seed, offset, BLOCK=BLOCK)
     else:
         keys = alloc.empty((rows, cats), _dtype.float64, probs._storage.device)
-        grid = (rows, triton.cdiv(cats, BLOCK))
+        grid = (rows, cdiv(cats, BLOCK))
         _multinomial_keys_kernel[grid](keys, probs, rs, cs, cats, seed, offset, BLOCK=BLOCK)
         first = keys.sort(dim=1, stable=True)[1][:, :n_samples]
         copy(out, first, first._stride)

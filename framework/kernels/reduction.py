@@ -41,7 +41,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .pointwise import _down, _params_bits, collapse, type_name
-from .launcher import cached
+from .launcher import cached, cdiv
 
 MAX_DIMS = 8           # kept or reduced dims left after merging
 _TARGET = 1024         # programs worth launching: split the reduced range below this many
@@ -336,13 +336,13 @@ def _go(x, outs, g, MAP, COMB, FINAL, acc, center=None, p=(0.0, 0.0), split=True
     rnum = alloc.numel(rshape)
     ntot = g.rnum if ntot is None else ntot
     bm, bn, warps = _tiles(g.kshape, kst, rshape, rst, onum, rnum, x.dtype.itemsize)
-    kblocks = triton.cdiv(onum, bm)
+    kblocks = cdiv(onum, bm)
     nsplit, chunk = 1, max(rnum, 1)
     if split and kblocks < _TARGET:
-        n = min(triton.cdiv(_TARGET, kblocks), rnum * bm // _MIN_WORK, triton.cdiv(rnum, bn))
+        n = min(cdiv(_TARGET, kblocks), rnum * bm // _MIN_WORK, cdiv(rnum, bn))
         if n > 1:
-            chunk = triton.cdiv(triton.cdiv(rnum, n), bn) * bn
-            nsplit = triton.cdiv(rnum, chunk)
+            chunk = cdiv(cdiv(rnum, n), bn) * bn
+            nsplit = cdiv(rnum, chunk)
     if nsplit > 1 and COMB == C_MINMAX:  # split: min and max one after the other
         _go(x, [outs[0], None], g, MAP, C_MIN, FINAL, acc, split=True)
         _go(x, [outs[1], None], g, MAP, C_MAX, FINAL, acc, split=True)
@@ -367,7 +367,7 @@ def _launch(x, xi, outs, center, g, kst, rshape, rst, MAP, COMB, FINAL, acc, p,
     onum, rnum = g.onum, alloc.numel(rshape)
     o0, o1 = outs
     lo, hi = _RANGE[acc]
-    kblocks = triton.cdiv(onum, bm)
+    kblocks = cdiv(onum, bm)
     lim = max(_extent(g.kshape, kst) + _extent(rshape, rst), kblocks * bm + 1,
               rnum + chunk + bn, nsplit * onum + bm)
     for o in (o0, o1):

@@ -13,6 +13,7 @@ from .._ops import alloc
 from .._tensor import Tensor
 from .index_common import _block, _pow2
 from .pointwise import type_name
+from .launcher import cdiv
 
 _SCAN_BLOCK = 1024
 
@@ -90,7 +91,7 @@ def repeat_interleave_index(out, counts):
     starts, n, total = _starts(counts)
     if total == 0:
         return
-    _index_kernel[(triton.cdiv(total, _block(total)),)](out, starts, n, total, _steps(n),
+    _index_kernel[(cdiv(total, _block(total)),)](out, starts, n, total, _steps(n),
                                                      BLOCK=_block(total))
 
 
@@ -122,6 +123,6 @@ def repeat_interleave_copy(out, src, counts):
         return
     bk = min(_block(), triton.next_power_of_2(inner))
     br = _pow2(rows, max(1, _block() // bk))
-    grid = (triton.cdiv(rows, br) * triton.cdiv(inner, bk),)
+    grid = (cdiv(rows, br) * cdiv(inner, bk),)
     _copy_kernel[grid](out, src, starts, nc, total, rows, inner, so, sn, si, _steps(nc),
                        BR=br, BK=bk)

@@ -23,7 +23,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
-from .launcher import cached
+from .launcher import cached, cdiv
 
 TILE = 4096        # elements per program tile
 _MIN_BLOCK = 16
@@ -142,13 +142,13 @@ def softmax(log, x, y, outer, n, inner):
     if inner == 1:
         bn = min(_pow2(n, _MIN_BLOCK), TILE)
         r = max(1, min(TILE // bn, _pow2(outer)))
-        _rows_kernel[(triton.cdiv(outer, r),)](x, y, outer, n, LOG=bool(log), ACC=acc, R=r,
+        _rows_kernel[(cdiv(outer, r),)](x, y, outer, n, LOG=bool(log), ACC=acc, R=r,
                                                BN=bn, ONE=n <= bn,
                                                num_warps=8 if r * bn > 2048 else 4)
     else:
         bi = min(_pow2(inner, _MIN_BLOCK), 64)
         bn = min(_pow2(n, _MIN_BLOCK), max(TILE // bi, _MIN_BLOCK))
-        _cols_kernel[(outer, triton.cdiv(inner, bi))](x, y, n, inner, LOG=bool(log), ACC=acc,
+        _cols_kernel[(outer, cdiv(inner, bi))](x, y, n, inner, LOG=bool(log), ACC=acc,
                                                       BN=bn, BI=bi, ONE=n <= bn)
 
 
@@ -242,11 +242,11 @@ def softmax_backward(log, g, y, gx, outer, n, inner):
     if inner == 1:
         bn = min(_pow2(n, _MIN_BLOCK), TILE)
         r = max(1, min(TILE // bn, _pow2(outer)))
-        _bwd_rows_kernel[(triton.cdiv(outer, r),)](g, y, gx, outer, n, LOG=bool(log), ACC=acc,
+        _bwd_rows_kernel[(cdiv(outer, r),)](g, y, gx, outer, n, LOG=bool(log), ACC=acc,
                                                    R=r, BN=bn, ONE=n <= bn,
                                                    num_warps=8 if r * bn > 2048 else 4)
     else:
         bi = min(_pow2(inner, _MIN_BLOCK), 64)
         bn = min(_pow2(n, _MIN_BLOCK), max(TILE // bi, _MIN_BLOCK))
-        _bwd_cols_kernel[(outer, triton.cdiv(inner, bi))](g, y, gx, n, inner, LOG=bool(log),
+        _bwd_cols_kernel[(outer, cdiv(inner, bi))](g, y, gx, n, inner, LOG=bool(log),
                                                           ACC=acc, BN=bn, BI=bi)

@@ -36,6 +36,7 @@ from .._ops import alloc
 from .pointwise import _offset
 from .sort_keys import (BLOCK, _device, _empty, _is_float, _key, _outer, _pow2, _require,
                         _sort_pairs)
+from .launcher import cdiv
 from .sort_scan import (  # noqa: F401  (the family's launchers, defined in sort_scan.py)
     bincount, cum_ext, float_range, histc, int_range, scan, searchsorted,
 )
@@ -144,9 +145,9 @@ def _sort_launch(x, xl, outer, n, desc, x_off=0, perm=None, direct=None):
     else:
         blk = SORT_BLOCK
     log = blk.bit_length() - 1
-    chunks = triton.cdiv(n, blk)
+    chunks = cdiv(n, blk)
     rb = max(1, min(_pow2(rows), SORT_TILE // blk))  # rows per program
-    grid = (triton.cdiv(rows, rb), chunks)
+    grid = (cdiv(rows, rb), chunks)
     warps = 8 if rb * blk >= 1024 else 4  # int64 (key, index) pairs are register-heavy
     if direct is not None and chunks == 1:
         v, vl, ind, il, nout = direct
@@ -166,7 +167,7 @@ def _sort_launch(x, xl, outer, n, desc, x_off=0, perm=None, direct=None):
         K2 = _empty((rows, n), _dtype.int64, dev)
         I2 = _empty((rows, n), _dtype.int64, dev)
         while w < n:
-            _merge_kernel[(rows, triton.cdiv(n, BLOCK))](K, I, K2, I2, n, w, w.bit_length() + 1,
+            _merge_kernel[(rows, cdiv(n, BLOCK))](K, I, K2, I2, n, w, w.bit_length() + 1,
                                                         BLOCK=BLOCK)
             K, K2, I, I2 = K2, K, I2, I
             w *= 2
@@ -175,7 +176,7 @@ def _sort_launch(x, xl, outer, n, desc, x_off=0, perm=None, direct=None):
 
 def _emit(I, x, xl, outer, n, nout, v, vl, ind, il):
     oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
-    _emit_kernel[(alloc.numel(outer), triton.cdiv(nout, BLOCK))](
+    _emit_kernel[(alloc.numel(outer), cdiv(nout, BLOCK))](
         I, x, oshape, xo, xl[1], v, vo, vl[1], ind, io, il[1], n, nout, NDIM=len(oshape),
         BLOCK=BLOCK)
 
@@ -244,7 +245,7 @@ def _sorted_rows(outer, n, x, xl, vl, il):
     oshape, (xo, vo, io) = _outer(outer, [xl[0], vl[0], il[0]])
     blk = min(BLOCK, _pow2(n, 16))
     rb = max(1, min(_pow2(rows), SORT_TILE // blk))
-    return K, I, oshape, xo, vo, io, rows, (triton.cdiv(rows, rb),), rb, blk
+    return K, I, oshape, xo, vo, io, rows, (cdiv(rows, rb),), rb, blk
 
 
 def kth_rows(outer, n, k, mode, x, xl, values, vl, indices, il):
@@ -390,14 +391,14 @@ def _groups(x, n, m, perm, inverse, counts, first):
     flags = _empty((n,), _dtype.int32, dev)
     bm = min(_pow2(m), 32)
     bp = max(BLOCK // bm, 16)
-    _flags_kernel[(triton.cdiv(n, bp),)](x, perm, flags, n, m, BP=bp, BM=bm)
+    _flags_kernel[(cdiv(n, bp),)](x, perm, flags, n, m, BP=bp, BM=bm)
     starts = _empty((n,), _dtype.int64, dev)
     u_out = _empty((1,), _dtype.int64, dev)
     _groups_kernel[(1,)](perm, flags, inverse if inverse is not None else perm, first, starts,
                          u_out, n, HAS_INV=inverse is not None, BLOCK=min(BLOCK, _pow2(n, 16)))
     u = int(u_out.item())
     if u:
-        _counts_kernel[(triton.cdiv(u, BLOCK),)](starts, counts, u, n, BLOCK=BLOCK)
+        _counts_kernel[(cdiv(u, BLOCK),)](starts, counts, u, n, BLOCK=BLOCK)
     return u
 
 
@@ -406,12 +407,12 @@ def unique_rows(x, n, m, do_sort, perm, inverse, counts, first):
     ``inverse`` may be None when it is not wanted."""
     if n == 0:
         return 0
-    _iota_kernel[(triton.cdiv(n, BLOCK),)](perm, n, BLOCK=BLOCK)
+    _iota_kernel[(cdiv(n, BLOCK),)](perm, n, BLOCK=BLOCK)
     if do_sort:
         # stable sorts by each column, last column first: lexicographic row order
         for j in range(m - 1, -1, -1):
             _, I = _sort_launch(x, ((), m), (), n, False, x_off=j, perm=perm)
-            _take_kernel[(triton.cdiv(n, BLOCK),)](I, perm, I, n, BLOCK=BLOCK)
+            _take_kernel[(cdiv(n, BLOCK),)](I, perm, I, n, BLOCK=BLOCK)
             _copy_i64(perm, I, n)
     return _groups(x, n, m, perm, inverse, counts, first)
 
@@ -424,7 +425,7 @@ def _copy_kernel(dst, src, n, BLOCK: tl.constexpr):
 
 
 def _copy_i64(dst, src, n):
-    _copy_kernel[(triton.cdiv(n, BLOCK),)](dst, src, n, BLOCK=BLOCK)
+    _copy_kernel[(cdiv(n, BLOCK),)](dst, src, n, BLOCK=BLOCK)
 
 
 def unique_flat(x, n, values, inverse, counts):
@@ -455,4 +456,4 @@ def gather_rows(dst, src, rows, count, row_bytes):
     m = row_bytes // dst.dtype.itemsize
     total = count * m
     if total:
-        _gather_rows_kernel[(triton.cdiv(total, BLOCK),)](dst, src, rows, total, m, BLOCK=BLOCK)
+        _gather_rows_kernel[(cdiv(total, BLOCK),)](dst, src, rows, total, m, BLOCK=BLOCK)

@@ -28,6 +28,7 @@ from .._ops import alloc
 from .pointwise import MAX_DIMS, _down, _offset, collapse
 from .pointwise_math import _log1p
 from .sort_keys import BLOCK, _device, _empty, _outer, _pow2, _require
+from .launcher import cdiv
 
 SCAN_TILE = 1024    # elements per scan tile
 
@@ -130,7 +131,7 @@ def scan(kind, x, y, outer, n, inner):
     if outer * n * inner == 0:
         return
     bn, bi = _scan_blocks(n, inner)
-    _scan_kernel[(outer, triton.cdiv(inner, bi))](x, y, n, inner, KIND=k, ACC=_acc(x), BN=bn,
+    _scan_kernel[(outer, cdiv(inner, bi))](x, y, n, inner, KIND=k, ACC=_acc(x), BN=bn,
                                                   BI=bi)
 
 
@@ -180,7 +181,7 @@ def cum_ext(is_max, x, values, indices, outer, n, inner):
     if outer * n * inner == 0:
         return
     bn, bi = _scan_blocks(n, inner)
-    _cum_ext_kernel[(outer, triton.cdiv(inner, bi))](x, values, indices, n, inner,
+    _cum_ext_kernel[(outer, cdiv(inner, bi))](x, values, indices, n, inner,
                                                      IS_MAX=bool(is_max),
                                                      ACC=_acc(x), BN=bn, BI=bi)
 
@@ -242,7 +243,7 @@ def bincount(x, weights, out):
         _require(weights, "bincount", "if")
     w = weights if weights is not None else x
     ws = w._stride[0] if weights is not None else 0
-    _bincount_kernel[(triton.cdiv(n, BLOCK),)](x, n, x._stride[0], w, ws, out, MODE=mode,
+    _bincount_kernel[(cdiv(n, BLOCK),)](x, n, x._stride[0], w, ws, out, MODE=mode,
                                                BLOCK=BLOCK)
 
 
@@ -323,7 +324,7 @@ def histc(x, out, bins, lo, hi):
     n = alloc.numel(x._shape)
     if n:
         shape, st = _flat_layout(x)
-        _histc_kernel[(triton.cdiv(n, BLOCK),)](x, n, shape, st, hist, bins, _f64_bits(lo),
+        _histc_kernel[(cdiv(n, BLOCK),)](x, n, shape, st, hist, bins, _f64_bits(lo),
                                                 _f64_bits(hi), NDIM=len(shape), BLOCK=BLOCK)
     copy(out, hist, (1,))
 
@@ -368,7 +369,7 @@ def searchsorted(outer, nb, nv, right, b, bl, sorter, sl, v, vl, out, ol):
     if rows == 0 or nv == 0:
         return
     oshape, (bo, so, vo, oo) = _outer(outer, [bl[0], sl[0], vl[0], ol[0]])
-    _searchsorted_kernel[(rows, triton.cdiv(nv, BLOCK))](
+    _searchsorted_kernel[(rows, cdiv(nv, BLOCK))](
         b, oshape, bo, bl[1], sorter if sorter is not None else b, so, sl[1], v, vo, vl[1],
         out, oo, ol[1], nb, nv, max(nb, 1).bit_length() + 1, RIGHT=bool(right),
         HAS_SORTER=sorter is not None, NDIM=len(oshape), BLOCK=BLOCK)
