@@ -101,7 +101,9 @@ class CachedKernel:
         Triton's own path must bind (a missing or extra argument)."""
         if nargs > len(self._params):
             return None
-        lines, vals, key, env = [], [], [], {"_arg": _arg, "_defaults": self._defaults}
+        from .._tensor import Tensor
+        lines, vals, key = [], [], []
+        env = {"_arg": _arg, "_spec": _spec, "_defaults": self._defaults, "Tensor": Tensor}
         for i, (name, constexpr) in enumerate(self._params):
             src = (f"args[{i}]" if i < nargs else f"kwargs[{name!r}]" if name in kwargs
                    else f"_defaults[{name!r}]" if name in self._defaults else None)
@@ -111,9 +113,14 @@ class CachedKernel:
             if constexpr:
                 key.append(f"v{i}")
             else:
-                lines.append(f"    if type(v{i}) is int and {_I32_MIN} <= v{i} <= {_I32_MAX}:"
-                             f" k{i} = 16 if v{i} == 1 else v{i} & 15")
-                lines.append(f"    else: v{i}, k{i} = _arg(v{i})")
+                # the common kinds inline (as _arg would give them), the rest through _arg
+                lines += [f"    t = type(v{i})",
+                          f"    if t is int and {_I32_MIN} <= v{i} <= {_I32_MAX}:"
+                          f" k{i} = 16 if v{i} == 1 else v{i} & 15",
+                          f"    elif t is Tensor:",
+                          f"        p = v{i}.data_ptr(); k{i} = (v{i}.dtype, not p & 15); v{i} = p",
+                          f"    elif t is tuple: k{i} = tuple(map(_spec, v{i}))",
+                          f"    else: v{i}, k{i} = _arg(v{i})"]
                 key.append(f"k{i}")
             vals.append(f"v{i}")
         options = [f"kwargs[{k!r}]" for k in kwargs if k not in self._names]
