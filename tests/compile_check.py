@@ -96,7 +96,8 @@ def install():
             # FW_COMPILE_LOG=path: collect the errors and go on (for a Triton whose
             # interpreter fails tests of its own, the compile errors are what counts)
             with open(log, "a") as f:
-                f.write(f"=== {fn.__name__}: {type(e).__name__}\n{e}\n")
+                test = os.environ.get("PYTEST_CURRENT_TEST", "")
+                f.write(f"=== {fn.__name__}: {type(e).__name__} ({test})\n{e}\n")
 
     def jit(fn=None, **kwargs):
         if fn is None:

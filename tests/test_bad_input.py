@@ -39,8 +39,7 @@ KNOWN = {
 }
 KNOWN_ON = {("scalars.add_alpha_str", "cuda"): "alpha='a' reaches Triton as a ValueError",
             ("scalars.add_int64_2_63", "cpu"): "an int64 tensor plus 2**63 (wraps in torch) "
-                                               "raises OverflowError on cpu",
-            ("scalars.add_float_2_70", "cuda"): "Triton's OverflowError text"}
+                                               "raises OverflowError on cpu"}
 
 
 def _param(c, dev):

@@ -327,16 +327,16 @@ def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, drop
     bm, bn, warps = _blocks(max(D, Dv), True)
     delta = alloc.empty(tuple(lse.shape), lse.dtype, lse._storage.device)
     _delta_kernel[(cdiv(Lq, bm), Z * Hq)](out, dout, delta, Lq, Dv, BM=bm,
-                                                 BDV=_pow2(Dv))
+                                          BDV=_pow2(Dv))
     s = sc
     _dkdv_kernel[(cdiv(Lk, bn), Z * Hkv)](q, k, v, m, dout, lse, delta, dk, dv, s, Hq,
-                                                 Hkv, Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
-                                                 BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
-                                                 **flags)
+                                          Hkv, Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
+                                          BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
+                                          **flags)
     _dq_kernel[(cdiv(Lq, bm), Z * Hq)](q, k, v, m, dout, lse, delta, dq, s, Hq, Hkv,
-                                              Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
-                                              BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
-                                              **flags)
+                                       Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
+                                       BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
+                                       **flags)
 
 
 def sdpa_dropout_mask(keep, dropout_p, seed, offset):
@@ -344,4 +344,4 @@ def sdpa_dropout_mask(keep, dropout_p, seed, offset):
     n = keep.numel()
     if n:
         _dropout_mask_kernel[(cdiv(n, 1024),)](keep, n, int(seed), int(offset),
-                                                      float(dropout_p), BLOCK=1024)
+                                               float(dropout_p), BLOCK=1024)

@@ -49,6 +49,7 @@ def fill(dst, value):
             bits = int(bits != 0)
         elif bits >= 2**63:  # uint64 bit patterns
             bits -= 2**64
+        if not -2**63 <= bits < 2**63:  # beyond int64 and uint64: no Scalar holds it
+            raise OverflowError("int too big to convert")  # PyTorch's words
     _fill_kernel[(cdiv(n, BLOCK),)](dst, n, shape, so, bits, IS_FLOAT=is_float,
-                                           NDIM=len(shape), CONTIG=contig, IDX64=idx64,
-                                           BLOCK=BLOCK)
+                                    NDIM=len(shape), CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)

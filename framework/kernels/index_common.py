@@ -110,9 +110,9 @@ def check_range(index, shape, strides, size, style, dim, prefix=""):
     cshape, (si,) = collapse(tuple(shape), [tuple(strides)])
     err = _error_slot(index._storage.device)
     _check_range_kernel[(cdiv(n, _block(n)),)](index, n, cshape, si, size, err,
-                                                      NDIM=len(cshape),
-                                                      IDX64=_idx64(n, cshape, [si]),
-                                                      BLOCK=_block(n))
+                                               NDIM=len(cshape),
+                                               IDX64=_idx64(n, cshape, [si]),
+                                               BLOCK=_block(n))
     key = _first_error(err)
     if key is not None:
         bad_index(style, prefix, _read_int(index, cshape, si, key), dim, size)

@@ -143,13 +143,13 @@ def softmax(log, x, y, outer, n, inner):
         bn = min(_pow2(n, _MIN_BLOCK), TILE)
         r = max(1, min(TILE // bn, _pow2(outer)))
         _rows_kernel[(cdiv(outer, r),)](x, y, outer, n, LOG=bool(log), ACC=acc, R=r,
-                                               BN=bn, ONE=n <= bn,
-                                               num_warps=8 if r * bn > 2048 else 4)
+                                        BN=bn, ONE=n <= bn,
+                                        num_warps=8 if r * bn > 2048 else 4)
     else:
         bi = min(_pow2(inner, _MIN_BLOCK), 64)
         bn = min(_pow2(n, _MIN_BLOCK), max(TILE // bi, _MIN_BLOCK))
         _cols_kernel[(outer, cdiv(inner, bi))](x, y, n, inner, LOG=bool(log), ACC=acc,
-                                                      BN=bn, BI=bi, ONE=n <= bn)
+                                               BN=bn, BI=bi, ONE=n <= bn)
 
 
 @triton.jit
@@ -243,10 +243,10 @@ def softmax_backward(log, g, y, gx, outer, n, inner):
         bn = min(_pow2(n, _MIN_BLOCK), TILE)
         r = max(1, min(TILE // bn, _pow2(outer)))
         _bwd_rows_kernel[(cdiv(outer, r),)](g, y, gx, outer, n, LOG=bool(log), ACC=acc,
-                                                   R=r, BN=bn, ONE=n <= bn,
-                                                   num_warps=8 if r * bn > 2048 else 4)
+                                            R=r, BN=bn, ONE=n <= bn,
+                                            num_warps=8 if r * bn > 2048 else 4)
     else:
         bi = min(_pow2(inner, _MIN_BLOCK), 64)
         bn = min(_pow2(n, _MIN_BLOCK), max(TILE // bi, _MIN_BLOCK))
         _bwd_cols_kernel[(outer, cdiv(inner, bi))](g, y, gx, n, inner, LOG=bool(log),
-                                                          ACC=acc, BN=bn, BI=bi)
+                                                   ACC=acc, BN=bn, BI=bi)

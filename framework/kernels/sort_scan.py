@@ -132,7 +132,7 @@ def scan(kind, x, y, outer, n, inner):
         return
     bn, bi = _scan_blocks(n, inner)
     _scan_kernel[(outer, cdiv(inner, bi))](x, y, n, inner, KIND=k, ACC=_acc(x), BN=bn,
-                                                  BI=bi)
+                                           BI=bi)
 
 
 @triton.jit
@@ -182,8 +182,8 @@ def cum_ext(is_max, x, values, indices, outer, n, inner):
         return
     bn, bi = _scan_blocks(n, inner)
     _cum_ext_kernel[(outer, cdiv(inner, bi))](x, values, indices, n, inner,
-                                                     IS_MAX=bool(is_max),
-                                                     ACC=_acc(x), BN=bn, BI=bi)
+                                              IS_MAX=bool(is_max),
+                                              ACC=_acc(x), BN=bn, BI=bi)
 
 
 # ---- counting -------------------------------------------------------------------------------
@@ -244,7 +244,7 @@ def bincount(x, weights, out):
     w = weights if weights is not None else x
     ws = w._stride[0] if weights is not None else 0
     _bincount_kernel[(cdiv(n, BLOCK),)](x, n, x._stride[0], w, ws, out, MODE=mode,
-                                               BLOCK=BLOCK)
+                                        BLOCK=BLOCK)
 
 
 def _flat_layout(x):
@@ -325,7 +325,7 @@ def histc(x, out, bins, lo, hi):
     if n:
         shape, st = _flat_layout(x)
         _histc_kernel[(cdiv(n, BLOCK),)](x, n, shape, st, hist, bins, _f64_bits(lo),
-                                                _f64_bits(hi), NDIM=len(shape), BLOCK=BLOCK)
+                                         _f64_bits(hi), NDIM=len(shape), BLOCK=BLOCK)
     copy(out, hist, (1,))
 
 
