@@ -45,11 +45,14 @@ def fill(dst, value):
         (bits,) = _params_bits(value)
     else:
         bits = int(value)
+        if not -2**63 <= bits < 2**64:  # beyond int64 and uint64: no Scalar holds it
+            raise OverflowError("int too big to convert")  # PyTorch's words
         if dst.dtype.name == "bool":
             bits = int(bits != 0)
+        elif bits >= 2**63 and dst.dtype.is_floating_point:  # a uint64 Scalar: its value
+            is_float = True
+            (bits,) = _params_bits(float(value))
         elif bits >= 2**63:  # uint64 bit patterns
             bits -= 2**64
-        if not -2**63 <= bits < 2**63:  # beyond int64 and uint64: no Scalar holds it
-            raise OverflowError("int too big to convert")  # PyTorch's words
     _fill_kernel[(cdiv(n, BLOCK),)](dst, n, shape, so, bits, IS_FLOAT=is_float,
                                     NDIM=len(shape), CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)
