@@ -19,12 +19,15 @@
 # prints what failed so far), SKIP_BUILD=1 to use a framework/_C*.so carried from an earlier
 # run (the build also leaves a stripped copy of it in OUT for that).
 #
-# With a lease of 15 minutes of device time (each call also spends a minute or so starting
-# the machine), one call of about 8 minutes that builds, tests the cuda half and times the
-# ops is what fits, e.g. (the build leaves a stripped copy of the extension in OUT, which a
-# second call can carry with SKIP_BUILD=1):
-#   JOBS=16 TEST_TIMEOUT=240 BENCH_TIMEOUT=120 BENCH_ARGS="--quick --profile" BENCHES=" " \
-#       bench/gpu_check.sh tests -k cuda --timeout 60
+# With a lease of 15 minutes of device time (a call spends 30-90 s starting the machine), two
+# calls of about 6 minutes fit. The first builds (about 150 s; the build leaves a stripped
+# copy of the extension in OUT, which the second call carries with SKIP_BUILD=1, as long as
+# native/ has not changed), tests the cuda half and times the ops:
+#   JOBS=16 TEST_TIMEOUT=200 BENCH_TIMEOUT=100 BENCH_ARGS="--profile" BENCHES=" " \
+#       bench/gpu_check.sh tests -k cuda --timeout 120
+# The cuda tests take longer than one call allows: a second call can list the test files
+# the first did not reach first, e.g. `$(ls tests/test_[l-z]*.py) tests/utils ...`, and run
+# the other benchmarks with OTHER_BENCH_ARGS="--quick" BENCHES="train.py".
 # Before spending device time, `make compile-check COMPILE_CHECK_TESTS=tests` compiles every
 # kernel the tests launch for sm_90 on a machine without a GPU.
 set -u
