@@ -29,10 +29,10 @@ def copy_into(dst, src):
 
 
 def _concat(res, tensors):
-    """Fills a new contiguous CPU ``res`` with ``tensors`` back to back in one native call
-    when they are all contiguous and of its dtype (collate's stack of a batch); False
-    otherwise, for the general path."""
-    if res._storage.device.type != "cpu" or not res.is_contiguous():
+    """Fills a new contiguous ``res`` with ``tensors`` back to back when they are all
+    contiguous and of its dtype (collate's stack of a batch: one native call on the CPU);
+    False otherwise, for the general path."""
+    if not res.is_contiguous():
         return False
     dt = res.dtype
     for t in tensors:

@@ -6,6 +6,7 @@ import triton.language as tl
 
 from .pointwise import (BLOCK, _down, _index, _launch, _offset, _params_bits, _unary_kernel,
                         geometry)
+from .._tensor import Tensor
 from .launcher import cached, cdiv
 
 
@@ -18,6 +19,20 @@ def copy(dst, src, src_stride):
     """dst[...] = src[...] with ``src_stride`` already broadcast to dst's shape; converts
     dtypes as PyTorch does (to bool: != 0; float to int: truncation)."""
     _launch(_unary_kernel, _identity, dst, (src,), (src_stride,), (0.0, 0.0, 0.0))
+
+
+def concat(dst, srcs):
+    """Contiguous dst set to the contiguous srcs (of dst's dtype) one after another: stack
+    along dim 0 and cat along the outermost dim (one copy launch per source, as cat's
+    general path; the CPU does it in one native call)."""
+    pos = dst._offset
+    for t in srcs:
+        n = t.numel()
+        if n:
+            flat = (n,), (1,)
+            copy(Tensor._make(dst._storage, *flat, pos, dst.dtype),
+                 Tensor._make(t._storage, *flat, t._offset, t.dtype), (1,))
+        pos += n
 
 
 @cached
