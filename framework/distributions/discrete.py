@@ -121,7 +121,7 @@ class Bernoulli(_OneProbability):
         return values
 
 
-class Geometric(Distribution):
+class Geometric(_OneProbability):
     """The number of Bernoulli failures before the first success, with success ``probs``."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -153,14 +153,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=fw.Size()):
         shape = tuple(self._extended_shape(sample_shape))
