@@ -12,13 +12,8 @@ def concat(dst, srcs):
     """Contiguous dst set to the contiguous srcs (of dst's dtype) one after another, in one
     native call: stack along dim 0 and cat along the outermost dim."""
     size = dst.dtype.itemsize
-    nbytes = []
-    for t in srcs:
-        n = size
-        for s in t._shape:
-            n *= s
-        nbytes.append(n)
-    _C.concat_bytes(dst.data_ptr(), [t.data_ptr() for t in srcs], nbytes)
+    _C.concat_bytes(dst.data_ptr(), [t.data_ptr() for t in srcs],
+                    [t.numel() * size for t in srcs])
 
 
 def fill(dst, value):

@@ -409,9 +409,6 @@ class Optimizer:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
-_MULTI_TENSOR_DTYPES = ("float16", "bfloat16", "float32", "float64")
-
-
 def _multi_tensor(group):
     """Whether a step over ``group`` takes the multi-tensor kernel (one call per device and
     dtype) rather than a loop of per-parameter ops: when ``fused`` or ``foreach`` asks for
@@ -427,7 +424,8 @@ def _multi_tensor(group):
         return False
     if isinstance(group["lr"], Tensor):
         return False
-    return all(p.dtype.name in _MULTI_TENSOR_DTYPES and p.device.type in ("cpu", "cuda")
+    # the parameters _check_fused_param accepts
+    return all(p.is_floating_point() and p.device.type in ("cpu", "cuda")
                for p in group["params"] if p.grad is not None)
 
 
