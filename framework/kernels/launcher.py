@@ -62,7 +62,7 @@ def _arg(v):
     whether the address is device memory (cuPointerGetAttribute) on every launch; the
     dispatcher has already checked the devices."""
     ptr = getattr(v, "data_ptr", None)
-    if ptr is not None and type(v) is not tuple:
+    if ptr is not None:
         p = ptr()
         return p, (v.dtype, not p & 15)
     return v, _spec(v)
