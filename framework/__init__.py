@@ -22,7 +22,8 @@ _ctypes.CDLL(_os.path.join(_openblas.get_lib_dir(), "lib" + _openblas.get_librar
 
 from . import _C  # noqa: E402
 from ._dtype import (  # noqa: E402,F401
-    dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, half,
+    dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
+    complex128, cfloat, cdouble, half,
     float, double, short, int, long, get_default_dtype, set_default_dtype, promote_types,
     result_type, can_cast, finfo, iinfo,
 )
@@ -66,6 +67,16 @@ from . import nn  # noqa: E402,F401
 def is_tensor(obj):
     """Whether ``obj`` is a framework Tensor."""
     return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """Whether the tensor's dtype is a floating dtype (float16, bfloat16, float32, float64)."""
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    """Whether the tensor's dtype is a complex dtype (complex64, complex128)."""
+    return input.dtype.is_complex
 
 
 def numel(input):

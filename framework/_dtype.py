@@ -3,44 +3,54 @@ import numpy as np
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-    "float32", "float64", "half", "float", "double", "short", "int", "long",
+    "float32", "float64", "complex64", "complex128", "cfloat", "cdouble", "half", "float",
+    "double", "short", "int", "long",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
     "finfo", "iinfo",
 ]
 
-_builtin_bool, _builtin_int, _builtin_float = bool, int, float
+_builtin_bool, _builtin_int, _builtin_float, _builtin_complex = bool, int, float, complex
 
 
 class dtype:
     """A tensor element type. ``str(framework.float32) == "framework.float32"``; Triton reads
     the text after the last dot to pick the pointer type."""
 
-    __slots__ = ("name", "code", "itemsize", "is_floating_point", "is_signed", "np", "category",
-                 "rank", "triton_name", "scalar_name")
+    __slots__ = ("name", "code", "itemsize", "is_floating_point", "is_complex", "is_signed", "np",
+                 "category", "rank", "triton_name", "scalar_name", "_real")
 
     def __init__(self, name, code, itemsize, category, rank, np_dtype, signed, triton_name,
                  scalar_name):
         self.name = name
         self.code = code                # dtype code shared with native/common.h
         self.itemsize = itemsize
-        self.category = category        # 0 bool, 1 integer, 2 floating
+        self.category = category        # 0 bool, 1 integer, 2 floating, 3 complex
         self.rank = rank                # order within the category for promotion
         self.is_floating_point = category == 2
+        self.is_complex = category == 3
+        self._real = self
         self.is_signed = signed
         self.np = np_dtype              # NumPy dtype used for I/O (bfloat16: uint16 bits)
         self.triton_name = triton_name
         self.scalar_name = scalar_name  # PyTorch's ScalarType name, used in error messages
 
     @property
-    def is_complex(self):
-        return False
-
-    @property
     def itemsize_bits(self):
         return self.itemsize * 8
 
     def to_real(self):
-        return self
+        """The real dtype of a complex dtype's parts (complex64: float32); others: itself."""
+        return self._real
+
+    def to_complex(self):
+        """The complex dtype whose parts are this floating dtype (float32: complex64)."""
+        if self.is_complex:
+            return self
+        if self is float64:
+            return complex128
+        if self.is_floating_point:
+            return complex64
+        raise RuntimeError(f"to_complex is not supported for {self}")
 
     def __repr__(self):
         return "framework." + self.name
@@ -61,17 +71,27 @@ float16 = dtype("float16", 6, 2, 2, 1, np.dtype(np.float16), True, "fp16", "Half
 bfloat16 = dtype("bfloat16", 7, 2, 2, 1, np.dtype(np.uint16), True, "bf16", "BFloat16")
 float32 = dtype("float32", 8, 4, 2, 2, np.dtype(np.float32), True, "fp32", "Float")
 float64 = dtype("float64", 9, 8, 2, 3, np.dtype(np.float64), True, "fp64", "Double")
+# complex dtypes: kernels never see them; framework/_ops/complex.py computes on the
+# float32/float64 view of (real, imag) pairs (view_as_real)
+complex64 = dtype("complex64", 10, 8, 3, 1, np.dtype(np.complex64), True, "complex64",
+                  "ComplexFloat")
+complex128 = dtype("complex128", 11, 16, 3, 2, np.dtype(np.complex128), True, "complex128",
+                   "ComplexDouble")
+complex64._real, complex128._real = float32, float64
+cfloat, cdouble = complex64, complex128
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
+       complex128)
 BY_CODE = ALL
 _NAMES = {d.name: d for d in ALL}
 _FROM_NP = {np.dtype(np.bool_): bool, np.dtype(np.uint8): uint8, np.dtype(np.int8): int8,
             np.dtype(np.int16): int16, np.dtype(np.int32): int32, np.dtype(np.int64): int64,
             np.dtype(np.float16): float16, np.dtype(np.float32): float32,
-            np.dtype(np.float64): float64}
+            np.dtype(np.float64): float64, np.dtype(np.complex64): complex64,
+            np.dtype(np.complex128): complex128}
 
 
 def _by_name(name):
@@ -85,7 +105,8 @@ def from_numpy_dtype(npd):
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(npd).type.__name__}. The only "
             "supported types are: "
-            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.") from None
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, "
+            "and bool.") from None
 
 
 _default_float = float32
@@ -107,6 +128,12 @@ def set_default_dtype(d):
 def _promote(a, b):
     if a is b:
         return a
+    if a.category == 3 or b.category == 3:
+        if a.category < 2 or b.category < 2:
+            return a if a.category == 3 else b
+        # complex with floating or complex: the complex dtype whose parts hold both
+        # (complex64 + float64 = complex128)
+        return _promote(a.to_real(), b.to_real()).to_complex()
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == 2:
@@ -130,7 +157,7 @@ def promote_types(type1, type2):
 
 
 def scalar_category(x):
-    """Category of a Python scalar: 0 bool, 1 int, 2 float."""
+    """Category of a Python scalar: 0 bool, 1 int, 2 float, 3 complex."""
     t = type(x)
     if t is _builtin_bool:
         return 0
@@ -144,10 +171,14 @@ def scalar_category(x):
         return 1
     if isinstance(x, np.floating):
         return 2
+    if t is _builtin_complex or isinstance(x, np.complexfloating):
+        return 3
     raise TypeError(f"expected a number, got {type(x).__name__}")
 
 
 def default_for_category(cat):
+    if cat == 3:
+        return _default_float.to_complex()
     return (bool, int64, _default_float)[cat]
 
 
@@ -189,10 +220,10 @@ def can_cast(from_, to):
 
 
 class finfo:
-    """Machine limits of a floating dtype."""
+    """Machine limits of a floating dtype (of the parts, for a complex dtype)."""
 
     def __init__(self, type=None):
-        type = type or _default_float
+        type = (type or _default_float).to_real()
         if not type.is_floating_point:
             raise TypeError(f"finfo expects a floating point dtype, got {type}")
         if type is bfloat16:
@@ -211,7 +242,7 @@ class iinfo:
     """Machine limits of an integer dtype."""
 
     def __init__(self, type):
-        if type.is_floating_point:
+        if type.category > 1:
             raise TypeError(f"iinfo expects an integer dtype, got {type}")
         ii = np.iinfo(type.np) if type is not bool else None
         self.bits = type.itemsize * 8

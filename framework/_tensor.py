@@ -155,7 +155,19 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return self.dtype.is_complex
+
+    @property
+    def real(self):
+        """The real parts (a view; the tensor itself when it is real)."""
+        import framework
+        return framework.real(self)
+
+    @property
+    def imag(self):
+        """The imaginary parts of a complex tensor (a view)."""
+        import framework
+        return framework.imag(self)
 
     def is_signed(self):
         return self.dtype.is_signed
@@ -199,7 +211,7 @@ class Tensor:
 
     def requires_grad_(self, requires_grad=True):
         """Sets whether autograd records operations on this (leaf) tensor."""
-        if requires_grad and not (self.dtype.is_floating_point):
+        if requires_grad and self.dtype.category < 2:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "

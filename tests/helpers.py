@@ -11,7 +11,8 @@ TOL = {
 
 NP_OF = {fw.bool: np.bool_, fw.uint8: np.uint8, fw.int8: np.int8, fw.int16: np.int16,
          fw.int32: np.int32, fw.int64: np.int64, fw.float16: np.float16,
-         fw.bfloat16: np.float32, fw.float32: np.float32, fw.float64: np.float64}
+         fw.bfloat16: np.float32, fw.float32: np.float32, fw.float64: np.float64,
+         fw.complex64: np.complex64, fw.complex128: np.complex128}
 
 FLOAT_DTYPES = [fw.float16, fw.bfloat16, fw.float32, fw.float64]
 INT_DTYPES = [fw.uint8, fw.int8, fw.int16, fw.int32, fw.int64]
@@ -31,6 +32,8 @@ def make(shape, dtype, device, low=-5, high=5, noncontig=False, seed=None):
         arr = rng.random(shape) > 0.5
     elif dtype.is_floating_point:
         arr = rng.uniform(low, high, shape)
+    elif dtype.is_complex:
+        arr = rng.uniform(low, high, shape) + 1j * rng.uniform(low, high, shape)
     else:
         lo = 0 if dtype is fw.uint8 else low
         arr = rng.integers(lo, high, shape)
@@ -49,9 +52,10 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None, equal_nan=T
     a = to_np(actual)
     e = np.asarray(expected)
     assert a.shape == e.shape, f"shape {a.shape} != expected {e.shape}"
-    if dtype.is_floating_point:
-        r, t = TOL[dtype]
-        np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64),
+    if dtype.is_floating_point or dtype.is_complex:
+        r, t = TOL[dtype.to_real()]
+        wide = np.complex128 if dtype.is_complex else np.float64
+        np.testing.assert_allclose(a.astype(wide), e.astype(wide),
                                    rtol=rtol if rtol is not None else r,
                                    atol=atol if atol is not None else t, equal_nan=equal_nan)
     else:

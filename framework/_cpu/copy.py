@@ -1,9 +1,13 @@
 """CPU launchers: strided copy with dtype conversion, and fill."""
 from .. import _C
+from .._ops import complex_views
 
 
 def copy(dst, src, src_stride):
-    """dst[...] = src[...] with ``src_stride`` already broadcast to dst's shape."""
+    """dst[...] = src[...] with ``src_stride`` already broadcast to dst's shape (either may
+    be complex: complex_views.copy)."""
+    if dst.dtype.is_complex or src.dtype.is_complex:
+        return complex_views.copy(copy, fill, dst, src, src_stride)
     _C.copy(dst.dtype.code, dst.data_ptr(), dst._stride, src.dtype.code, src.data_ptr(),
             src_stride, dst._shape)
 
@@ -17,7 +21,9 @@ def concat(dst, srcs):
 
 
 def fill(dst, value):
-    """Fills dst with a Python number."""
+    """Fills dst with a Python number (complex dst: complex_views.fill)."""
+    if dst.dtype.is_complex:
+        return complex_views.fill(fill, dst, value)
     if isinstance(value, float):
         _C.fill(dst.dtype.code, dst.data_ptr(), dst._stride, dst._shape, value, 0, True)
     else:

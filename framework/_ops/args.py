@@ -18,6 +18,7 @@ from .._tensor import Tensor
 INT64_MAX = (1 << 63) - 1
 _int = builtins.int
 _bool = builtins.bool
+_complex = builtins.complex
 
 
 def _type_name(x):
@@ -220,7 +221,7 @@ _LIMITS.update({_dtype.float16: (-65504.0, 65504.0),
 
 def scalar(op, name, value, pos=None):
     """``value`` as a Python number, for an argument PyTorch declares ``Number``/``Scalar``:
-    bool, int, float, NumPy scalars and 0-d tensors pass; str, None, other objects and
+    bool, int, float, complex, NumPy scalars and 0-d tensors pass; str, None, other objects and
     tensors with dimensions raise PyTorch's TypeError. A NumPy integer becomes an int and
     a NumPy float or bool a float, as PyTorch's Scalar takes them; an int outside
     [-2**63, 2**64) raises PyTorch's OverflowError."""
@@ -238,6 +239,8 @@ def scalar(op, name, value, pos=None):
         return _int(value)
     if isinstance(value, (np.floating, np.bool_)):
         return float(value)
+    if isinstance(value, (_complex, np.complexfloating)):
+        return _complex(value)
     if isinstance(value, Tensor) and not value._shape:
         return value.item()
     raise TypeError(f"{op}(): argument '{name}'{_at(pos)} must be Number, not "
@@ -249,7 +252,13 @@ def check_range(value, dtype, type_name=None):
     the number ``value`` fits ``dtype`` (c10::checked_convert): NaN and inf fit only
     floating dtypes, finite values must lie within the dtype's range, and negative ints
     down to -255 wrap into uint8 as in PyTorch. ``type_name`` replaces the C++ type name
-    (``tensor()`` prints ``int8``). Returns ``value``."""
+    (``tensor()`` prints ``int8``). A complex number fits a real dtype only with a zero
+    imaginary part. Returns ``value`` (a complex number's real part for a real dtype)."""
+    if value.__class__ is _complex and not dtype.is_complex:
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{type_name or _CNAME.get(dtype, 'bool')} without overflow")
+        value = value.real
     lim = _LIMITS.get(dtype)
     if lim is None:     # bool: every number converts
         return value

@@ -78,6 +78,8 @@ def _to_numpy(data):
             _dtype.from_numpy_dtype(arr.dtype)
     elif arr.dtype.kind == "b":
         dt = _dtype.bool
+    elif arr.dtype.kind == "c" and not isinstance(data, np.generic):
+        dt = _dtype.get_default_dtype().to_complex()
     else:
         dt = _dtype.from_numpy_dtype(arr.dtype)
     return arr, dt
@@ -89,7 +91,8 @@ def _check_leaves(data):
     for x in (_flat(data) if isinstance(data, (list, tuple)) else (data,)):
         if isinstance(x, (str, bytes)):
             raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
-        if not isinstance(x, (builtins.int, builtins.float, np.number, np.bool_)):
+        if not isinstance(x, (builtins.int, builtins.float, builtins.complex, np.number,
+                              np.bool_)):
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
 
@@ -295,8 +298,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
                   "full")
     value = _args.scalar("full", "fill_value", fill_value, 2)
     if dtype is None:
-        dtype = _dtype.bool if value.__class__ is builtins.bool else \
-            _dtype.int64 if value.__class__ is builtins.int else _dtype.get_default_dtype()
+        dtype = _dtype.default_for_category(_dtype.scalar_category(value))
     return _full(shape, value, alloc.resolve_dtype(dtype), device, requires_grad, out)
 
 
@@ -304,7 +306,7 @@ def _full(shape, value, dt, device, requires_grad, out=None, like=None, fmt=None
     """A tensor of ``shape`` filled with the Python number ``value``, after PyTorch's
     range check of the value for ``dt``; laid out like tensor ``like`` in memory format
     ``fmt`` when given (the ``*_like`` factories)."""
-    _args.check_range(value, dt)
+    value = _args.check_range(value, dt)
     if value.__class__ is builtins.int and value > _args.INT64_MAX:
         value = builtins.float(value)   # a uint64 Scalar into a floating dtype
     if like is None or (fmt is None and like.is_contiguous()):

@@ -551,7 +551,7 @@ def fill_(self, value):
         value = value.item()
     elif value.__class__ is not builtins.float and value.__class__ is not builtins.int:
         value = args.scalar("fill_", "value", value)
-    args.check_range(value, self.dtype)
+    value = args.check_range(value, self.dtype)
     self._storage.version += 1
     alloc.backend(self._storage.device).copy.fill(self, value)
     return self

@@ -71,7 +71,7 @@ def checked_apply(node, grads):
         _warn(node)
         raise e
     for i, g in enumerate(outs):
-        if g is None or not g.dtype.is_floating_point:
+        if g is None or g.dtype.category < 2:
             continue
         bad = g.isnan().any().item()
         if bad or g.isinf().any().item():

@@ -146,7 +146,7 @@ class Function:
             if isinstance(o, Tensor):
                 if any(o is a for a in args) and not any(o is d for d in ctx._dirty):
                     o = Tensor._make(o._storage, o._shape, o._stride, o._offset, o.dtype)
-                if id(outs[i]) not in ctx._non_diff and o.dtype.is_floating_point:
+                if id(outs[i]) not in ctx._non_diff and o.dtype.category >= 2:
                     o._grad_fn = ctx
                     o._requires_grad = True
                     o._output_nr = i
@@ -175,7 +175,7 @@ def once_differentiable(fn):
         outs = out if isinstance(out, tuple) else (out,)
         node = _DelayedError(edges, _ONCE)
         for o in outs:
-            if isinstance(o, Tensor) and o.dtype.is_floating_point:
+            if isinstance(o, Tensor) and o.dtype.category >= 2:
                 o._grad_fn = node
                 o._requires_grad = True
         return out

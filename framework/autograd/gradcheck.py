@@ -9,7 +9,7 @@ def _inputs(inputs):
 
 def _flat_outputs(out):
     return [o for o in ((out,) if isinstance(out, Tensor) else out)
-            if isinstance(o, Tensor) and o.dtype.is_floating_point]
+            if isinstance(o, Tensor) and o.dtype.category >= 2]
 
 
 def _numerical(fn, inputs, i, eps):

@@ -25,14 +25,15 @@ _namespace = None
 
 def namespace():
     """The globals of derivative formulas: framework's functions and the helpers of
-    formulas.py, formulas_index.py and formulas_linalg.py."""
+    formulas*.py."""
     global _namespace
     if _namespace is None:
         import framework
         from . import formulas, formulas_index, formulas_linalg
-        from . import formulas_linalg_extra
+        from . import formulas_complex, formulas_linalg_extra
         ns = {k: getattr(framework, k) for k in dir(framework) if not k.startswith("__")}
-        for helpers in (formulas, formulas_index, formulas_linalg, formulas_linalg_extra):
+        for helpers in (formulas, formulas_index, formulas_linalg, formulas_linalg_extra,
+                        formulas_complex):
             ns.update({k: getattr(helpers, k) for k in dir(helpers) if not k.startswith("_")})
         ns["fw"] = framework
         _namespace = ns
@@ -132,7 +133,7 @@ class TensorMeta:
 
 
 def _is_float(t):
-    return isinstance(t, Tensor) and t.dtype.is_floating_point
+    return isinstance(t, Tensor) and t.dtype.category >= 2    # floating or complex
 
 
 def _save(v):
@@ -372,7 +373,7 @@ def _attach(d, edges, saved, result):
     if result.__class__ is Tensor:      # the common case: one tensor output
         if d.save_result:
             node._results = _save_results((result,), d.saved_outputs)
-        if result.dtype.is_floating_point:
+        if result.dtype.category >= 2:     # floating or complex
             result._grad_fn = node
             result._requires_grad = True
             result._output_nr = 0

@@ -7,6 +7,7 @@ import triton.language as tl
 from .pointwise import (BLOCK, _down, _index, _launch, _offset, _params_bits, _unary_kernel,
                         geometry)
 from .._tensor import Tensor
+from .._ops import complex_views
 from .launcher import cached, cdiv
 
 
@@ -17,7 +18,10 @@ def _identity(x, p0, p1, p2):
 
 def copy(dst, src, src_stride):
     """dst[...] = src[...] with ``src_stride`` already broadcast to dst's shape; converts
-    dtypes as PyTorch does (to bool: != 0; float to int: truncation)."""
+    dtypes as PyTorch does (to bool: != 0; float to int: truncation; either side complex:
+    complex_views.copy)."""
+    if dst.dtype.is_complex or src.dtype.is_complex:
+        return complex_views.copy(copy, fill, dst, src, src_stride)
     _launch(_unary_kernel, _identity, dst, (src,), (src_stride,), (0.0, 0.0, 0.0))
 
 
@@ -50,7 +54,9 @@ def _fill_kernel(out, n, shape, so, value, IS_FLOAT: tl.constexpr, NDIM: tl.cons
 
 
 def fill(dst, value):
-    """Fills dst with a Python number (a float is converted on the device)."""
+    """Fills dst with a Python number (complex dst: complex_views.fill) (a float is converted on the device)."""
+    if dst.dtype.is_complex:
+        return complex_views.fill(fill, dst, value)
     g = geometry(dst, [])
     if g is None:
         return

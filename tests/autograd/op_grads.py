@@ -526,6 +526,10 @@ CASES += [
 from op_grads_linalg_extra import CASES as _LINALG_EXTRA  # noqa: E402
 CASES += _LINALG_EXTRA
 
+# the complex ops
+from op_grads_complex import CASES as _COMPLEX  # noqa: E402
+CASES += _COMPLEX
+
 # the view scatters, fill and lu_unpack
 from op_grads_composites import CASES as _COMPOSITES  # noqa: E402
 CASES += _COMPOSITES
