@@ -42,7 +42,7 @@ _FLAG_READ_ONLY = 1
 _FLAG_IS_COPIED = 2
 
 # DLDataTypeCode
-_kDLInt, _kDLUInt, _kDLFloat, _kDLBfloat, _kDLBool = 0, 1, 2, 4, 6
+_kDLInt, _kDLUInt, _kDLFloat, _kDLBfloat, _kDLComplex, _kDLBool = 0, 1, 2, 4, 5, 6
 
 
 class DLDevice(ctypes.Structure):
@@ -175,6 +175,7 @@ _TO_DL = {
     _dtype.int16: (_kDLInt, 16), _dtype.int32: (_kDLInt, 32), _dtype.int64: (_kDLInt, 64),
     _dtype.float16: (_kDLFloat, 16), _dtype.bfloat16: (_kDLBfloat, 16),
     _dtype.float32: (_kDLFloat, 32), _dtype.float64: (_kDLFloat, 64),
+    _dtype.complex64: (_kDLComplex, 64), _dtype.complex128: (_kDLComplex, 128),
 }
 _FROM_DL = {v: k for k, v in _TO_DL.items()}
 

@@ -71,7 +71,7 @@ float16 = dtype("float16", 6, 2, 2, 1, np.dtype(np.float16), True, "fp16", "Half
 bfloat16 = dtype("bfloat16", 7, 2, 2, 1, np.dtype(np.uint16), True, "bf16", "BFloat16")
 float32 = dtype("float32", 8, 4, 2, 2, np.dtype(np.float32), True, "fp32", "Float")
 float64 = dtype("float64", 9, 8, 2, 3, np.dtype(np.float64), True, "fp64", "Double")
-# complex dtypes: kernels never see them; framework/_ops/complex.py computes on the
+# complex dtypes: kernels never see them; framework/_ops/complex_ops.py computes on the
 # float32/float64 view of (real, imag) pairs (view_as_real)
 complex64 = dtype("complex64", 10, 8, 3, 1, np.dtype(np.complex64), True, "complex64",
                   "ComplexFloat")
@@ -193,12 +193,21 @@ def result_type_of(dim_dtypes, zerodim_dtypes, scalar_cats):
         zd = d if zd is None else _PROMOTE[(zd, d)]
     if zd is not None:
         if state is None or zd.category > state.category:
-            state = zd
+            state = _combine(state, zd)
     if scalar_cats:
         cat = max(scalar_cats)
         if state is None or cat > state.category:
-            state = default_for_category(cat)
+            state = _combine(state, default_for_category(cat))
     return state
+
+
+def _combine(higher, lower):
+    """A lower-priority dtype of a higher category over ``higher`` (PyTorch's
+    combine_categories): complex over a floating dtype keeps its precision (a float64
+    tensor times 1j is complex128), else the lower one wins."""
+    if lower.category == 3 and higher is not None and higher.category == 2:
+        return higher.to_complex()
+    return lower
 
 
 def result_type(tensor1, tensor2):

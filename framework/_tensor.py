@@ -421,15 +421,26 @@ class Tensor:
     def __float__(self):
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return builtins.float(self.item())
+        return builtins.float(self._real_item("double"))
 
     def __int__(self):
         if self.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return builtins.int(self.item())
+        return builtins.int(self._real_item("int64_t"))
+
+    def _real_item(self, cname):
+        """item(), a complex value only when its imaginary part is zero (PyTorch's error
+        naming the C++ type ``cname`` otherwise)."""
+        v = self.item()
+        if v.__class__ is complex:
+            if v.imag:
+                raise RuntimeError(f"value cannot be converted to type {cname} without "
+                                   f"overflow")
+            return v.real
+        return v
 
     def __index__(self):
-        if self.dtype.category == 2 or self.numel() != 1:
+        if self.dtype.category >= 2 or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return builtins.int(self.item())
 
@@ -546,6 +557,12 @@ class Tensor:
     def double(self, memory_format=None):
         return self.to(_dtype.float64)
 
+    def cfloat(self, memory_format=None):
+        return self.to(_dtype.complex64)
+
+    def cdouble(self, memory_format=None):
+        return self.to(_dtype.complex128)
+
     def half(self, memory_format=None):
         return self.to(_dtype.float16)
 
@@ -659,7 +676,7 @@ class Tensor:
         return self.abs()
 
     def __invert__(self):
-        if self.dtype.is_floating_point:
+        if self.dtype.category >= 2:
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                             "tensors")
         return self.bitwise_not()
@@ -750,11 +767,13 @@ class Tensor:
 
     @property
     def H(self):
-        return self.T
+        """The conjugate transpose (``T`` of a real tensor)."""
+        return self.T.conj()
 
     @property
     def mH(self):
-        return self.mT
+        """The conjugate transpose of the last two dims (``mT`` of a real tensor)."""
+        return self.mT.conj()
 
 
 class Size(tuple):

@@ -151,53 +151,70 @@ def _summarized_values(arr):
     return np.concatenate([_summarized_values(arr[i]) for i in rows])
 
 
-def _vector_str(arr, indent, summarize, formatter):
-    # length includes spaces and comma between elements
-    element_length = formatter.width() + 2
+def _format(fmt, value):
+    """One value as printed: ``fmt`` is (formatter,), or (real, imaginary formatters) for
+    complex values, printed as PyTorch does (``1.+2.j``, ``-1.5000-0.2500j``)."""
+    if len(fmt) == 1:
+        return fmt[0].format(value)
+    real = fmt[0].format(value.real)
+    imag = (fmt[1].format(value.imag) + "j").lstrip()
+    return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
+def _vector_str(arr, indent, summarize, fmt):
+    # length includes spaces and comma between elements (and, for complex values, the
+    # imaginary part and its "j")
+    element_length = fmt[0].width() + 2
+    if len(fmt) == 2:
+        element_length += fmt[1].width() + 1
     elements_per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / element_length))
     edge = PRINT_OPTS.edgeitems
     if summarize and not edge:
         data = ["..."]
     elif summarize and arr.shape[0] > 2 * edge:
-        data = ([formatter.format(v) for v in arr[:edge].tolist()] + [" ..."]
-                + [formatter.format(v) for v in arr[-edge:].tolist()])
+        data = ([_format(fmt, v) for v in arr[:edge].tolist()] + [" ..."]
+                + [_format(fmt, v) for v in arr[-edge:].tolist()])
     else:
-        data = [formatter.format(v) for v in arr.tolist()]
+        data = [_format(fmt, v) for v in arr.tolist()]
     lines = [", ".join(data[i:i + elements_per_line])
              for i in range(0, len(data), elements_per_line)]
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _nested_str(arr, indent, summarize, formatter):
+def _nested_str(arr, indent, summarize, fmt):
     if arr.ndim == 0:
-        return formatter.format(arr.item())
+        return _format(fmt, arr.item())
     if arr.ndim == 1:
-        return _vector_str(arr, indent, summarize, formatter)
+        return _vector_str(arr, indent, summarize, fmt)
     edge = PRINT_OPTS.edgeitems
     n = arr.shape[0]
     if summarize and n > 2 * edge:
-        slices = ([_nested_str(arr[i], indent + 1, summarize, formatter) for i in range(edge)]
+        slices = ([_nested_str(arr[i], indent + 1, summarize, fmt) for i in range(edge)]
                   + ["..."]
-                  + [_nested_str(arr[i], indent + 1, summarize, formatter)
+                  + [_nested_str(arr[i], indent + 1, summarize, fmt)
                      for i in range(n - edge, n)])
     else:
-        slices = [_nested_str(arr[i], indent + 1, summarize, formatter) for i in range(n)]
+        slices = [_nested_str(arr[i], indent + 1, summarize, fmt) for i in range(n)]
     # blocks of 3-d and more are separated by (ndim - 2) blank lines
     return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
 def tensor_str(values, floating, indent):
     """The bracketed body of a tensor's print, lines after the first indented by
-    ``indent + 1`` spaces. ``floating`` says whether the tensor's dtype is floating."""
+    ``indent + 1`` spaces. ``floating`` says whether the tensor's dtype is floating; complex
+    values get one formatter for the real parts and one for the imaginary parts."""
     values = np.asarray(values)
     if values.size == 0:
         return "[]"
-    if floating and values.dtype.kind != "f":
+    if floating and values.dtype.kind not in "fc":
         values = values.astype(np.float64)
     summarize = values.size > PRINT_OPTS.threshold
     flat = _summarized_values(values) if summarize else values.reshape(-1)
-    formatter = _Formatter(flat, floating)
-    return _nested_str(values, indent, summarize, formatter)
+    if values.dtype.kind == "c":
+        fmt = (_Formatter(flat.real, True), _Formatter(flat.imag, True))
+    else:
+        fmt = (_Formatter(flat, floating),)
+    return _nested_str(values, indent, summarize, fmt)
 
 
 def _torch_len(suffix):
@@ -226,7 +243,7 @@ def tensor_repr(values, dtype_name, device_str="cpu", suffixes=None, prefix="ten
 
     Args:
         values: NumPy array of the tensor's values and shape (float16/bfloat16 given as
-            float32).
+            float32; complex values as a complex array).
         dtype_name: the tensor's dtype name, e.g. ``"float32"``, ``"bfloat16"``.
         device_str: ``str(tensor.device)``; printed unless it is ``"cpu"``.
         suffixes: further ``key=value`` texts, e.g. ``["grad_fn=<AddBackward0>"]``.
@@ -236,7 +253,10 @@ def tensor_repr(values, dtype_name, device_str="cpu", suffixes=None, prefix="ten
     if dtype_name not in _dtype._NAMES:
         raise ValueError(f"tensor_repr(): unknown dtype name {dtype_name!r}")
     dt = _dtype._by_name(dtype_name)
-    default_name = _dtype.get_default_dtype().name
+    if dt.is_complex and values.dtype.kind != "c":
+        values = values.astype(np.complex128)
+    default = _dtype.get_default_dtype()
+    default_name = default.name
     indent = len(prefix)
     all_suffixes = []
     if device_str is not None and str(device_str) != "cpu":
@@ -252,9 +272,9 @@ def tensor_repr(values, dtype_name, device_str="cpu", suffixes=None, prefix="ten
     else:
         if not PRINT_OPTS.edgeitems:
             all_suffixes.append("size=" + str(tuple(values.shape)))
-        if dtype_name not in (default_name, "int64", "bool"):
+        if dtype_name not in (default_name, default.to_complex().name, "int64", "bool"):
             all_suffixes.append("dtype=" + str(dt))
-        body = tensor_str(values, dt.is_floating_point, indent)
+        body = tensor_str(values, dt.is_floating_point or dt.is_complex, indent)
     all_suffixes.extend(suffixes or ())
     return _add_suffixes(prefix + body, all_suffixes, indent)
 

@@ -29,12 +29,16 @@ using Shape = std::vector<int64_t>;
 enum class DT : int {
   Bool = 0, UInt8 = 1, Int8 = 2, Int16 = 3, Int32 = 4, Int64 = 5,
   Float16 = 6, BFloat16 = 7, Float32 = 8, Float64 = 9,
+  // no kernel takes these: complex ops run on real views (framework/_ops/complex_views.py);
+  // they only name the dtype in "not implemented for 'ComplexFloat'" errors
+  Complex64 = 10, Complex128 = 11,
 };
 
 inline const char* dtype_name(int code) {
-  static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long",
-                                "Half", "BFloat16", "Float", "Double"};
-  return (code >= 0 && code < 10) ? names[code] : "Unknown";
+  static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half",
+                                "BFloat16", "Float", "Double", "ComplexFloat",
+                                "ComplexDouble"};
+  return (code >= 0 && code < 12) ? names[code] : "Unknown";
 }
 
 // ---- 16-bit floats, stored as bits, computed in float ----------------------------------

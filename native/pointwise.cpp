@@ -34,7 +34,7 @@ const K& lookup(const std::vector<K>& ks, int64_t code, const char* what) {
 
 int dtype_arg(const FastArgs& a, Py_ssize_t k) {
   const int64_t dt = a.i(k);
-  if (dt < 0 || dt > 9) fail("internal: bad dtype code " + std::to_string(dt));
+  if (dt < 0 || dt > 11) fail("internal: bad dtype code " + std::to_string(dt));
   return (int)dt;
 }
 

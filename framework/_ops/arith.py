@@ -107,12 +107,16 @@ def pow(input, exponent, *, out=None):
 def float_power(input, exponent, *, out=None):
     """input ** exponent computed in double precision (result float64)."""
     f64 = _dtype.float64
+    if any(x.dtype.is_complex if isinstance(x, Tensor) else isinstance(x, builtins.complex)
+           for x in (input, exponent)):
+        f64 = _dtype.complex128        # complex inputs compute in complex128
     if out is not None and out.dtype is not f64:
         which = "base given to float_power_" if out is input else "output given to float_power"
         raise RuntimeError(f"the {which} has dtype {type_name(out.dtype)} but the operation's "
-                           f"result requires dtype Double")
-    a = input.to(f64) if isinstance(input, Tensor) else builtins.float(input)
-    b = exponent.to(f64) if isinstance(exponent, Tensor) else builtins.float(exponent)
+                           f"result requires dtype {f64.scalar_name}")
+    num = builtins.complex if f64.is_complex else builtins.float
+    a = input.to(f64) if isinstance(input, Tensor) else num(input)
+    b = exponent.to(f64) if isinstance(exponent, Tensor) else num(exponent)
     return binary("float_power", "pow", a, b, out, "default")
 
 
@@ -152,6 +156,10 @@ def _rounding(op, kernel, err):
         require_tensor(op, input, "input", 1)
         if input.dtype.category == 2:
             return unary(op, kernel, input, out, "same")
+        if input.dtype.is_complex:
+            if kernel == "round":
+                raise not_implemented(err, input.dtype)
+            raise NotImplementedError(f"{kernel} is not supported for complex inputs")
         if input.dtype is _dtype.bool:
             raise not_implemented(err, input.dtype)
         return _clone_into(op, input, out)
@@ -171,7 +179,7 @@ def round(input, *, decimals=0, out=None):
     """Rounds half to even; with ``decimals`` rounds to that many decimal places."""
     if decimals == 0:
         return _round0(input, out=out)
-    if input.dtype.category < 2:
+    if input.dtype.category != 2:
         raise not_implemented("round_cpu", input.dtype)
     return unary("round", "round_decimals", input, out, "same", builtins.float(decimals))
 
@@ -291,7 +299,9 @@ def lerp(input, end, weight, *, out=None):
                                f"dtype {cpp_type_name(t.dtype)}")
     if not isinstance(weight, Tensor):
         weight = checked_scalar(weight, input.dtype, opmath=True)
-        return binary("lerp", "lerp", input, end, out, "same", builtins.float(weight))
+        if not input.dtype.is_complex:      # complex_ops takes a complex weight as it is
+            weight = builtins.float(weight)
+        return binary("lerp", "lerp", input, end, out, "same", weight)
     dt = input.dtype
     return ternary("lerp", "lerp", input, end, weight, out, (dt, dt, dt))
 
@@ -326,7 +336,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 def _scalar_value(value, dt):
     if isinstance(value, Tensor):
         value = value.item()
-    return builtins.float(checked_scalar(value, dt, opmath=True))
+    value = checked_scalar(value, dt, opmath=True)
+    return value if dt.is_complex else builtins.float(value)   # complex_ops: any number
 
 
 # ---- closeness and equality ---------------------------------------------------------------

@@ -33,7 +33,7 @@ def write_out(op, res, out):
 def _floating(t):
     """``t`` itself when floating, else converted to the default dtype (PyTorch's rule for
     ops that only compute in floating point)."""
-    return t if t.dtype.is_floating_point else t.to(_dtype.get_default_dtype())
+    return t if t.dtype.category >= 2 else t.to(_dtype.get_default_dtype())
 
 
 def _step(x, dim):
@@ -300,7 +300,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "than the number of observations.", UserWarning, stacklevel=2)
         norm = norm * 0 if isinstance(norm, Tensor) else 0
     xm = x - avg.unsqueeze(1)
-    c = xm.matmul((xm * w if w is not None else xm).t())
+    c = xm.matmul((xm * w if w is not None else xm).mH)
     return (c / norm).squeeze()
 
 
@@ -366,7 +366,7 @@ def dist(input, other, p=2):
     require_tensor("dist", input, "input")
     require_tensor("dist", other, "other")
     for t in (input, other):
-        if not t.dtype.is_floating_point:
+        if t.dtype.category < 2:
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex "
                                f"tensor as input. Got {type_name(t.dtype)}")
     return fw.linalg.vector_norm(input - other, p)

@@ -45,7 +45,7 @@ def _finish(t, requires_grad, out=None):
         copy_(target, t)
         return target
     if requires_grad:
-        if not t.dtype.is_floating_point:
+        if t.dtype.category < 2:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t.requires_grad_(True)

@@ -256,8 +256,27 @@ def _run(plan, mode, y, y_strides, alpha=1):
     if y_off is None:
         y_off = alloc.empty(plan.B, _int64, r._storage.device)
         k.linear_offsets(y_off, plan.B, y_b)
+    if r.dtype.is_complex:
+        return _run_complex(plan, mode, y, y_outer, y_off, alpha)
     k.index_loop(mode, r, [r._stride[d] for d in plan.outer], plan.offsets, y, y_outer, y_off,
                  [r._shape[d] for d in plan.outer], alpha)
+
+
+def _run_complex(plan, mode, y, y_outer, y_off, alpha):
+    """_run on the real views of complex tensors (complex_views.as_real): offsets and
+    strides counted in parts, the (real, imag) pair one more outer dim."""
+    from .complex_views import as_real
+    from .pointwise import binary
+    if isinstance(alpha, complex):
+        raise NotImplementedError("index_add with a complex alpha is not supported")
+    r = plan.r
+    twice = [2 * s for s in (r._stride[d] for d in plan.outer)]
+    y_off = 2 * y_off if isinstance(y_off, int) else binary("index", "mul", y_off, 2, None,
+                                                            "default")
+    _kernels(r).index_loop(mode, as_real(r), twice + [1],
+                           binary("index", "mul", plan.offsets, 2, None, "default"),
+                           as_real(y), [2 * s for s in y_outer] + [1], y_off,
+                           [r._shape[d] for d in plan.outer] + [2], alpha)
 
 
 def _gather(plan, out=None):

@@ -9,7 +9,7 @@ here. Shape checks and error messages follow PyTorch's.
 import builtins
 
 from .._tensor import Tensor
-from . import alloc, overlap
+from . import alloc, complex_products, overlap
 from .pointwise import require_tensor, check_out, expand_strides, type_name
 from . import views
 
@@ -19,7 +19,8 @@ _T = Tensor
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
               "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
               "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool"}
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
 
 
 def _cpp(dtype):
@@ -62,6 +63,8 @@ def _gemm(res, a, b, c=None, beta=0, alpha=1):
 
     ``c`` (broadcastable to res) is copied into res first unless beta == 0, in which case
     it is not read at all (as PyTorch's addmm: NaNs in it do not propagate)."""
+    if res.dtype.is_complex:
+        return complex_products.gemm(res, a, b, c, beta, alpha)
     dev = res._storage.device
     if beta != 0 and c is not None:
         alloc.backend(dev).copy.copy(res, c, expand_strides(c, res._shape))
@@ -77,6 +80,8 @@ def _gemm(res, a, b, c=None, beta=0, alpha=1):
 
 def _check_scalars(dtype, beta, alpha):
     # PyTorch accepts float alpha/beta for integer tensors here and truncates them
+    if dtype.category == 3:
+        return builtins.complex(beta), builtins.complex(alpha)
     return (builtins.float(beta), builtins.float(alpha)) if dtype.category == 2 else \
         (builtins.int(beta), builtins.int(alpha))
 
@@ -118,7 +123,7 @@ def _mm_fast(a, b, c=None, beta=0, alpha=1):
     sa, sb = a._shape, b._shape
     dt = a.dtype
     if len(sa) != len(sb) or len(sa) < 2 or sa[-1] != sb[-2] or sa[:-2] != sb[:-2] or \
-            dt is not b.dtype or not dt.category:
+            dt is not b.dtype or not dt.category or dt.category == 3:
         return None
     dev = a._storage.device
     if b._storage.device is not dev:
@@ -331,9 +336,12 @@ def dot(input, other, *, out=None):
 
 
 def vdot(input, other, *, out=None):
-    """Inner product of two 1-d tensors (conjugating the first; real dtypes only here)."""
+    """Inner product of two 1-d tensors, conjugating the first."""
     _check_tensor("vdot", input, 1, "input")
     _check_tensor("vdot", other, 2, "other")
+    if input.dtype.is_complex:
+        from .complex_ops import conj
+        input = conj(input)
     return dot(input, other, out=out)
 
 

@@ -121,6 +121,9 @@ def vecdot(x, y, *, dim=-1, out=None):
                            f"{x._shape[-1]} and {y._shape[-1]} elements respectively")
     shape = broadcast_shapes(x._shape, y._shape)
     d = _wrap_dim(dim, len(shape))
+    if x.dtype.is_complex:      # PyTorch's vecdot conjugates x
+        from .complex_ops import conj
+        x = conj(x)
     xb = views.movedim(views.expand(x, *shape), d, -1)
     yb = views.movedim(views.expand(y, *shape), d, -1)
     dev = _device("linalg.vecdot", (x, y))

@@ -203,17 +203,17 @@ def svd_(input, some=True, compute_uv=True, *, out=None):
 
 
 def eigh(A, UPLO="L", *, out=None):
-    """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices; reads
-    only the ``UPLO`` triangle."""
+    """Eigenvalues (ascending, real) and orthonormal eigenvectors of symmetric (Hermitian)
+    matrices; reads only the ``UPLO`` triangle."""
     require_tensor("linalg.eigh", A, "A", 1)
-    if not A.dtype.is_floating_point or A.dtype.itemsize == 2:
+    if A.dtype.category < 2 or A.dtype.itemsize == 2:
         not_implemented("linalg_eigh_cpu", A)
     check_matrix("linalg.eigh", A)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     w, v = np.linalg.eigh(_host(A), UPLO=UPLO)
     dev = A._storage.device
-    return _finish_all(_eigh_t(_back(w, A.dtype, dev), _back(v, A.dtype, dev)), out)
+    return _finish_all(_eigh_t(_back(w, A.dtype.to_real(), dev), _back(v, A.dtype, dev)), out)
 
 
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -336,6 +336,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if not isinstance(ord, (builtins.int, builtins.float)) or isinstance(ord, builtins.bool):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
                         f"{type(ord).__name__}")
+    if x.dtype.is_complex:      # the norm of the moduli (a real result)
+        from .reduction import _moduli
+        x, dtype = _moduli(x, dtype)
     rdt = _out_dtype("linalg.vector_norm", x, dtype)
     dims = _dims_arg(dim, x.dim())
     if out is None and rdt is x.dtype and x.dtype.name in ("float32", "float64") and \
@@ -393,9 +396,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
                            f"{dim[1]})")
     if ord not in _MATRIX_ORDS:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    a = np.moveaxis(_host(A).astype(np.float64), (d0, d1), (-2, -1))
+    wide = np.complex128 if A.dtype.is_complex else np.float64
+    rdt = rdt.to_real()     # the norms of complex matrices are real
+    a = np.moveaxis(_host(A).astype(wide), (d0, d1), (-2, -1))
     if ord == "fro":
-        r = np.sqrt((a * a).sum(axis=(-2, -1)))
+        r = np.sqrt((a * a.conj()).real.sum(axis=(-2, -1)))
     elif ord in ("nuc", 2, -2):
         s = (np.linalg.svd(a, compute_uv=False) if a.size else
              np.zeros(a.shape[:-2] + (min(a.shape[-2:]),)))
@@ -531,7 +536,7 @@ def svdvals(A, *, driver=None, out=None):
     check_float("linalg.svd", A, low_precision=False)
     check_matrix("linalg.svd", A, square=False)
     s = host_svd(_host(A), compute_uv=False)
-    return _finish(_back(s, A.dtype, A._storage.device), out)
+    return _finish(_back(s, A.dtype.to_real(), A._storage.device), out)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):

@@ -61,7 +61,14 @@ def masked_fill_(input, mask, value):
                            f"shape {list(shape)}")
     input._storage.version += 1
     if input.numel():
-        _kernels(input).masked_fill(input, mask, expand_strides(mask, input._shape), value)
+        strides = expand_strides(mask, input._shape)
+        if input.dtype.is_complex:      # each part a real fill (complex_views.part)
+            from .complex_views import part
+            value = complex(value)
+            for k, v in enumerate((value.real, value.imag)):
+                _kernels(input).masked_fill(part(input, k), mask, strides, v)
+            return input
+        _kernels(input).masked_fill(input, mask, strides, value)
     return input
 
 

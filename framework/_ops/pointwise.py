@@ -16,7 +16,9 @@ float32; mul and the divisions take the scalar unrounded, see ``_OPMATH``).
 Ops with extra arguments or rules of their own (div rounding modes, pow, clamp, where,
 lerp, isclose, ...) live in arith.py, the nn.functional activations in activation.py; both
 end in the three functions here. The CPU kernels are native/pointwise_{unary,binary,
-ternary}.cpp.
+ternary}.cpp. A complex compute dtype leaves the three functions as soon as it is known,
+for complex_ops.py (formulas over the real kernels, on real views): one test on the real
+path.
 """
 import builtins
 import warnings
@@ -25,6 +27,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._device import CPU
 from . import alloc
+from . import complex_ops
 from . import memory_format
 from . import args as _args
 from .args import check_range
@@ -290,6 +293,8 @@ def unary(op, kernel, x, out, promote, p0=0.0, p1=0.0, p2=0.0):
     require_tensor(op, x, "input", 1)
     device = x._storage.device
     cdt, rdt = compute_dtypes(promote, x.dtype)
+    if cdt.is_complex:
+        return complex_ops.unary(op, kernel, x, out, promote, p0, p1, p2)
     given = x
     if cdt is not x.dtype:
         x = convert(x, cdt, device, True)
@@ -322,6 +327,8 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
     else:
         require_tensor(op, a, "input", 1)
     cdt, rdt = compute_dtypes(promote, dt)
+    if cdt.is_complex:
+        return complex_ops.binary(op, kernel, a, b, out, cdt, rdt, device, p0, p1, p2)
     a0, b0 = a, b
     if (cdt is _f16 or cdt is _bf16) and kernel in _OPMATH:
         s = _cpu_scalar(b)
@@ -398,6 +405,8 @@ def ternary(op, kernel, a, b, c, out, dtypes, p0=0.0):
     tensors = [x for x in (a, b, c) if isinstance(x, _T)]
     device = common_device(op, tensors)
     da, dbc, rdt = dtypes
+    if rdt.is_complex:
+        return complex_ops.ternary(op, kernel, a, b, c, out, dtypes, p0)
     given = (a, b, c)
     a = as_operand(a, da, device)
     b = as_operand(b, dbc, device)
@@ -458,6 +467,9 @@ def _alpha(a, b, alpha):
                            "floating point number.")
     if isinstance(alpha, builtins.bool) and dt is not _bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, builtins.complex) and not dt.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                           "complex number.")
     checked_scalar(alpha, dt)
     if dt is _f16 or dt is _bf16:
         alpha = scalar_tensor(alpha, dt, CPU).item()

@@ -16,7 +16,7 @@ import warnings
 
 from .. import _dtype, return_types
 from .._tensor import Tensor, _wrap_dim
-from . import alloc
+from . import alloc, complex_products
 from .pointwise import cpp_type_name, require_tensor, binary, check_out, convert, type_name
 
 _T = Tensor
@@ -102,6 +102,10 @@ def _by_stride(item):
 
 
 def _launch(kernel, x, dims, keepdim, out0, out1=None, p0=0.0, p1=0.0, logical=False):
+    if x.dtype.is_complex:      # sum/mean/prod/var reduce the parts (complex_products.py)
+        if kernel not in ("all", "any", "count_nonzero"):
+            raise complex_products.unsupported_reduction(kernel, x.dtype)
+        x = binary(kernel, "ne", x, 0, None, "compare")
     geom = _geometry(x, dims, keepdim, out0, out1, logical)
     alloc.backend(x._storage.device).reduction.reduce(kernel, x, out0, out1, geom, p0, p1)
 
@@ -120,6 +124,8 @@ def _target(op, out, shape, dtype, input, exact=False):
 def _reduce(op, kernel, x, dims, keepdim, kernel_dtype, result, p0=0.0, p1=0.0):
     """Runs ``kernel`` (which writes ``kernel_dtype``) into tensor ``result``, through a
     temporary when the dtypes differ."""
+    if x.dtype.is_complex and kernel in complex_products.REDUCTIONS:
+        return complex_products.reduce(op, kernel, x, dims, keepdim, result)
     if result.dtype is kernel_dtype:
         _launch(kernel, x, dims, keepdim, result, None, p0, p1)
         return result
@@ -172,12 +178,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def _float_input(op, x, dtype):
     if dtype is None:
-        if not x.dtype.is_floating_point:
+        if x.dtype.category < 2:
             raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: "
                                f"{type_name(x.dtype)}")
         return x
-    if not dtype.is_floating_point:
+    if dtype.category < 2:
         raise RuntimeError(f"{op}(): could not infer output dtype. Optional dtype must be "
                            f"either a floating point or complex dtype. Got: {type_name(dtype)}")
     return x if x.dtype is dtype else convert(x, dtype, x._storage.device)
@@ -258,6 +264,11 @@ def amin(input, dim=(), keepdim=False, *, out=None):
 
 def _max_min(op, input, dim, keepdim, out):
     x = _check_input(op, input)
+    if x.dtype.is_complex and not isinstance(dim, _T):
+        if dim is None:
+            raise NotImplementedError(f'"{op}_all" not implemented for '
+                                      f"'{x.dtype.scalar_name}'")
+        raise RuntimeError(f"{op}(): does not support complex input")
     if isinstance(dim, _T):                     # max(a, b): elementwise
         if op == "max":
             return binary("max", "maximum", x, dim, out, "default")
@@ -361,7 +372,7 @@ def _var_args(op, input, dim, unbiased, correction):
     x = _check_input(op, input)
     if isinstance(dim, builtins.bool):          # var(x, False): the unbiased overload
         dim, unbiased = None, dim
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < 2:
         name = op if op.endswith("_mean") else "std and var"
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
     if unbiased is not None and correction is not None:
@@ -383,6 +394,8 @@ def _var(op, input, dim, unbiased, keepdim, correction, out, take_sqrt, with_mea
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
                       f"than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
+    if x.dtype.is_complex:
+        return complex_products.var(op, x, dims, keepdim, corr, out, take_sqrt, with_mean)
     res = _target(op, out, shape, x.dtype, input)
     m = alloc.empty(shape, x.dtype, device) if with_mean else None
     kres = res if res.dtype is x.dtype else alloc.empty(shape, x.dtype, device)
@@ -443,6 +456,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
                                "number")
         p = 2.0
     p = 2.0 if p is None else builtins.float(p)
+    if x.dtype.is_complex:      # the norm of the moduli (a real result)
+        x, dtype = _moduli(x, dtype)
     if dtype is not None:
         if not dtype.is_floating_point:
             raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, "
@@ -460,10 +475,24 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return _reduce("norm", "norm", x, dims, keepdim, x.dtype, res, p)
 
 
+def _moduli(x, dtype):
+    """|x| of complex ``x`` (converted to complex ``dtype`` first) and the real dtype that
+    replaces ``dtype``, for the norms."""
+    if dtype is not None:
+        if not dtype.is_complex:
+            raise RuntimeError(f"linalg.vector_norm: dtype should be complex for complex "
+                               f"inputs, but got {type_name(dtype)}")
+        x, dtype = convert(x, dtype, x._storage.device), dtype.to_real()
+    from .pointwise import unary
+    return unary("norm", "abs", x, None, "same"), dtype
+
+
 def logsumexp(input, dim, keepdim=False, *, out=None):
     """log(sum(exp(x))) over ``dim``, computed stably (max subtracted first). Integer and
     bool inputs give the default float dtype."""
     x = _check_input("logsumexp", input)
+    if x.dtype.is_complex:
+        return complex_products.logsumexp(x, _dim_list(x, dim), keepdim, out)
     if not x.dtype.is_floating_point:
         x = convert(x, _dtype.get_default_dtype(), x._storage.device)
     dims = _dim_list(x, dim)

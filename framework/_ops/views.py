@@ -253,7 +253,10 @@ def t(input):
 
 
 def adjoint(input):
-    return transpose(input, -2, -1)
+    """The conjugate transpose of the last two dims (a view for real tensors; conj()
+    computes the conjugate of complex ones)."""
+    t = transpose(input, -2, -1)
+    return t.conj() if input.dtype.is_complex else t
 
 
 def expand(self, *sizes):

@@ -30,7 +30,8 @@ def det_backward(grad, input, result):
 
 
 def solve_backward(grad, A, result, left, wrt_a):
-    gb = framework.linalg.solve(A.mT, grad, left=left)
+    # mH: the adjoint, which is mT for real tensors (complex: the conjugate Wirtinger rule)
+    gb = framework.linalg.solve(A.mH, grad, left=left)
     if not wrt_a:
         return gb
     # a vector right-hand side (B of shape (*, n)): a column for left, a row for right
@@ -38,7 +39,7 @@ def solve_backward(grad, A, result, left, wrt_a):
     x, g = result, gb
     if vec:
         x, g = (x.unsqueeze(-1), g.unsqueeze(-1)) if left else (x.unsqueeze(-2), g.unsqueeze(-2))
-    return -g.matmul(x.mT) if left else -x.mT.matmul(g)
+    return -g.matmul(x.mH) if left else -x.mH.matmul(g)
 
 
 def solve_triangular_backward(grad, A, result, upper, left, unitriangular, wrt_a):

@@ -191,6 +191,8 @@ def _fit(g, shape, dtype):
     if g._shape != shape:
         g = g.sum_to_size(shape) if len(g._shape) >= len(shape) else g.expand(shape)
     if g.dtype is not dtype:
+        if g.dtype.is_complex and not dtype.is_complex:
+            g = g.real      # a real input's gradient is real (PyTorch's handle_r_to_c)
         g = g.to(dtype)
     return g
 

@@ -529,6 +529,12 @@ CASES += _LINALG_EXTRA
 # the complex ops
 from op_grads_complex import CASES as _COMPLEX  # noqa: E402
 CASES += _COMPLEX
+from op_grads_linalg_eig import CASES as _LINALG_EIG  # noqa: E402
+CASES += _LINALG_EIG
+
+# torch.fft and stft/istft
+from op_grads_fft import CASES as _FFT  # noqa: E402
+CASES += _FFT
 
 # the view scatters, fill and lu_unpack
 from op_grads_composites import CASES as _COMPOSITES  # noqa: E402

@@ -7,22 +7,22 @@ OpInfo supports autograd. Each sample gets a :class:`Result`.
 """
 import dataclasses
 import importlib.util
-import math
+import cmath
 import os
 import sys
 import types
 import unittest
 
-from .unsupported import KNOWN_DISAGREEMENTS, RANDOM_OPS, UNSUPPORTED
+from .unsupported import INTERNAL, KNOWN_DISAGREEMENTS, RANDOM_OPS, UNSUPPORTED, UP_TO_PHASE
 
 # per OpInfo: samples per dtype and device (the walk must stay cheap in CI)
-MAX_SAMPLES = {"float32": 4, "float64": 2, "int64": 2, "bool": 2}
+MAX_SAMPLES = {"float32": 4, "float64": 2, "int64": 2, "bool": 2, "complex64": 2}
 CUDA_SAMPLES = 2            # float32 samples also run on the simulated cuda device
 GRAD_SAMPLES = 2
 # cuda samples of ops too slow in Triton's interpreter (their own tests cover cuda)
 INTERPRETER_CUDA_SAMPLES = {"nn.functional.ctc_loss": 0, "grid_sampler_3d": 0}
 TOL = {"float32": (1e-4, 1e-5), "float64": (1e-6, 1e-7), "float16": (1e-2, 1e-3),
-       "bfloat16": (2e-2, 1e-2)}
+       "bfloat16": (2e-2, 1e-2), "complex64": (1e-4, 1e-5), "complex128": (1e-6, 1e-7)}
 GRAD_TOL = (1e-5, 1e-6)
 
 
@@ -47,7 +47,7 @@ class Result:
     op: str
     check: str          # "float32/cpu", "grad/float64/cpu", ...
     sample: int
-    status: str         # "agree", "disagree", "skip"
+    status: str         # "agree", "disagree", "skip", "no complex" (refused complex64)
     message: str = ""
 
 
@@ -72,7 +72,7 @@ def resolve(op):
         target = _lookup(fw, name)
     else:
         target = getattr(fw, name, None) if hasattr(torch, name) else None
-        if target is None:
+        if target is None or isinstance(target, fw.dtype):     # torch.cfloat: the method
             target = getattr(fw.Tensor, name, None)
         if target is None and getattr(fn, "__name__", "") == "<lambda>":
             # OpInfos of ops that only exist in place (``cauchy``: ``Tensor.cauchy_``)
@@ -107,7 +107,7 @@ class _TorchAsFramework:
 
 # ---- converting samples --------------------------------------------------------------------
 class Unconvertible(Exception):
-    """A sample argument with no framework counterpart (complex, a Generator...)."""
+    """A sample argument with no framework counterpart (a sparse tensor, a Generator...)."""
 
 
 def to_fw(x, device, grad=False, memo=None):
@@ -115,7 +115,7 @@ def to_fw(x, device, grad=False, memo=None):
 
     import framework as fw
     if isinstance(x, torch.Tensor):
-        if x.is_complex() or x.dtype not in _dtypes() or x.layout != torch.strided:
+        if x.dtype not in _dtypes() or x.layout != torch.strided:
             raise Unconvertible(f"tensor of {x.dtype}, {x.layout}")
         t = _tensor_to_fw(x.detach(), device)
         if grad and x.requires_grad and x.is_leaf:
@@ -142,7 +142,7 @@ def to_fw(x, device, grad=False, memo=None):
         return type(x)(out) if type(x) in (list, tuple) else tuple(out)
     if isinstance(x, dict):
         return {k: to_fw(v, device, grad, memo) for k, v in x.items()}
-    if isinstance(x, complex) or isinstance(x, torch.Generator):
+    if isinstance(x, torch.Generator):
         raise Unconvertible(type(x).__name__)
     if callable(x) and not isinstance(x, type):
         raise Unconvertible("callable argument")
@@ -171,7 +171,7 @@ def _dtypes():
         import torch
         _DTYPES.update({torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32,
                         torch.int64, torch.float16, torch.bfloat16, torch.float32,
-                        torch.float64})
+                        torch.float64, torch.complex64, torch.complex128})
     return _DTYPES
 
 
@@ -214,8 +214,6 @@ def compare(got, want, tol=None, shape_only=False):
                 return f"{where}shape {tuple(a.shape)}, expected {tuple(b.shape)}"
             if shape_only:
                 continue
-            if b.is_complex():
-                return f"{where}complex output"
             rtol, atol = tol or TOL.get(str(b.dtype).split(".")[-1], (0, 0))
             try:
                 torch.testing.assert_close(a, b, rtol=rtol, atol=atol, equal_nan=True,
@@ -223,16 +221,16 @@ def compare(got, want, tol=None, shape_only=False):
             except AssertionError as e:
                 lines = [s for s in str(e).splitlines() if s.strip()]
                 return f"{where}values differ: " + "; ".join(lines[1:4])
-        elif isinstance(b, (bool, int, float)) and not isinstance(b, type):
+        elif isinstance(b, (bool, int, float, complex)) and not isinstance(b, type):
             if isinstance(a, torch.Tensor) and a.numel() == 1:
                 a = a.item()
-            if not isinstance(a, (bool, int, float)):
+            if not isinstance(a, (bool, int, float, complex)):
                 return f"{where}got {type(a).__name__}, expected {type(b).__name__}"
             if shape_only:
                 continue
             rtol, atol = tol or TOL["float64"]
-            if not (a == b or (math.isnan(float(b)) and math.isnan(float(a)))
-                    or math.isclose(float(a), float(b), rel_tol=rtol, abs_tol=atol)):
+            if not (a == b or (cmath.isnan(b) and cmath.isnan(a))
+                    or cmath.isclose(a, b, rel_tol=rtol, abs_tol=atol)):
                 return f"{where}{a!r}, expected {b!r}"
         elif b is None:
             if a is not None:
@@ -280,7 +278,7 @@ def walk_op(op, fn=None, devices=("cpu", "cuda")):
     results = []
     shape_only = is_random(op)
     supported = op.supported_dtypes("cpu")
-    for dname in ("float32", "float64", "int64", "bool"):
+    for dname in ("float32", "float64", "int64", "bool", "complex64"):
         dtype = getattr(torch, dname)
         if dtype not in supported:
             continue
@@ -310,8 +308,15 @@ def walk_op(op, fn=None, devices=("cpu", "cuda")):
                 try:
                     got = fn(inp, *args, **kwargs)
                 except Exception as e:
-                    results.append(Result(name, check, i, "disagree", _short(e)))
+                    # an op without complex support refuses with NotImplementedError
+                    # ("... not implemented for 'ComplexFloat'"): a gap, counted apart
+                    gap = dname == "complex64" and isinstance(e, NotImplementedError)
+                    results.append(Result(name, check, i, "no complex" if gap else "disagree",
+                                          _short(e)))
                     continue
+                if name in UP_TO_PHASE:     # eigenvectors: compared through abs()
+                    got = s.output_process_fn_grad(tuple(_fw_to_torch(o) for o in got))
+                    want = s.output_process_fn_grad(want)
                 try:
                     why = compare(got, want, None, shape_only)
                 except Exception as e:
@@ -343,25 +348,31 @@ def _grad_checks(op, fn, name):
             results.append(Result(name, check, i, "skip", f"unconvertible: {e}"))
             continue
         try:
-            out = [o for o in flatten(op(s.input, *s.args, **s.kwargs))
-                   if isinstance(o, torch.Tensor) and o.dtype.is_floating_point
-                   and o.requires_grad]
+            want_out = op(s.input, *s.args, **s.kwargs)
+            if name in UP_TO_PHASE:
+                want_out = s.output_process_fn_grad(want_out)
+            out = [o for o in flatten(want_out)
+                   if isinstance(o, torch.Tensor) and (o.dtype.is_floating_point
+                                                       or o.is_complex()) and o.requires_grad]
             if not out:
                 continue
-            want = torch.autograd.grad(sum(o.sum() for o in out), leaves, allow_unused=True)
+            want = torch.autograd.grad(sum(_loss(torch, o) for o in out), leaves,
+                                       allow_unused=True)
         except Exception as e:
             results.append(Result(name, check, i, "skip", "torch: " + _short(e)))
             continue
         try:
             got_out = fn(inp, *args, **kwargs)
+            if name in UP_TO_PHASE:
+                got_out = s.output_process_fn_grad(tuple(got_out))
             outs = [o for o in flatten(got_out) if isinstance(o, fw.Tensor)
-                    and o.dtype.is_floating_point and o.requires_grad]
+                    and o.dtype.category >= 2 and o.requires_grad]
             if not outs:
                 results.append(Result(name, check, i, "disagree", "output does not require grad"))
                 continue
-            total = outs[0].sum()
+            total = _loss(fw, outs[0])
             for o in outs[1:]:
-                total = total + o.sum()
+                total = total + _loss(fw, o)
             total.backward()
         except Exception as e:
             results.append(Result(name, check, i, "disagree", "backward: " + _short(e)))
@@ -385,6 +396,12 @@ def _grad_checks(op, fn, name):
     return results
 
 
+def _loss(T, o):
+    """The real loss whose gradient is compared: the sum of the output's elements, of its
+    real and imaginary parts for a complex output."""
+    return T.view_as_real(o).sum() if o.is_complex() else o.sum()
+
+
 def _tensors(x):
     import torch
     if isinstance(x, torch.Tensor):
@@ -397,10 +414,21 @@ def _tensors(x):
 
 
 def status_of(op):
-    """"unsupported", "absent" or "present"."""
+    """"internal", "unsupported", "absent" or "present"."""
+    if key(op) in INTERNAL or op.name in INTERNAL:
+        return "internal"
     if key(op) in UNSUPPORTED or op.name in UNSUPPORTED:
         return "unsupported"
     return "absent" if resolve(op) is None else "present"
+
+
+def reason_unsupported(op):
+    """Why an "internal" or "unsupported" OpInfo is left out (unsupported.py)."""
+    for table in (INTERNAL, UNSUPPORTED):
+        for k in (key(op), op.name):
+            if k in table:
+                return table[k]
+    return ""
 
 
 def known_disagreement(op):
