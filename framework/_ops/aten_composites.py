@@ -88,6 +88,8 @@ def geqrf(input, *, out=None):
     if input.dim() < 2:
         raise RuntimeError(f"geqrf: input must have at least 2 dimensions, got shape "
                            f"{tuple(input.shape)}")
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{input.dtype.scalar_name}'")
     if not input.dtype.is_floating_point or input.dtype not in (_fw.float32, _fw.float64):
         raise RuntimeError(f"geqrf: expected a float32 or float64 input, got {input.dtype}")
     a = input.detach().cpu().numpy()

@@ -47,6 +47,8 @@ def unravel_index(indices, shape):
 def renorm(input, p, dim, maxnorm, *, out=None):
     """Each slice of ``input`` along ``dim`` whose ``p``-norm exceeds ``maxnorm``, scaled
     down to norm ``maxnorm``."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"renorm\" not implemented for '{input.dtype.scalar_name}'")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"renorm: expected a floating point input, got {input.dtype}")
     if p <= 0:

@@ -539,6 +539,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     base = _args.scalar("logspace", "base", base, 4)
     dt = alloc.resolve_dtype(_out_dtype(dtype, out))
     _not_for_bool("logspace", dt)
+    if dt.is_complex:
+        raise NotImplementedError(f"\"logspace_cpu\" not implemented for '{dt.scalar_name}'")
     _args.storage_nbytes((steps,), dt.itemsize)
     # PyTorch's kernel: the bounds and their difference in the dtype (integers truncate),
     # the exponents and powers in double precision

@@ -13,10 +13,10 @@ on the tensor's NumPy view on the CPU. On ``cuda`` they are a host round trip fo
 copy to the host, ``np.fft``, a copy back): a stopgap until a Triton Stockham/Bluestein
 kernel exists.
 
-No kernel knows a complex dtype, and complex arithmetic is not needed here: conjugation,
-real scale factors, padding and trimming of complex tensors go through their real views
+No kernel knows a complex dtype: conjugation and real scale factors are complex ops
+(complex_ops.py), padding and trimming of complex tensors go through their real views
 (view_as_real/view_as_complex, both recorded), so gradients, double backward included,
-flow through recorded real ops."""
+flow through recorded ops."""
 import builtins
 
 import numpy as np
@@ -137,17 +137,11 @@ def _as_complex(r):
     return _fw.view_as_complex(r)
 
 
-def _conj(z):
-    """The complex conjugate of ``z`` (imaginary parts negated through the real view)."""
-    sign = _fw.tensor([1.0, -1.0], dtype=z.dtype.to_real(), device=z.device)
-    return _as_complex(_fw.view_as_real(z) * sign)
-
-
 def _scale(z, w, d):
     """Complex ``z`` times the real 1-d ``w`` laid along dim ``d``."""
-    shape = [1] * (z.dim() + 1)
+    shape = [1] * z.dim()
     shape[d] = -1
-    return _as_complex(_fw.view_as_real(z) * w.reshape(shape))
+    return z * w.reshape(shape)
 
 
 def _to_complex(x):
@@ -324,7 +318,7 @@ def _r2c(name, x, n, dim, norm, forward, onesided):
     size = _points(x._shape[d] if n is None else _args.to_int(f"fft_{name}", "n", n))
     x = _resize(x, (d,), (size,))
     r = _fw._fft_r2c(x, [d], _norm(norm, forward), onesided)
-    return r if forward else _conj(r)
+    return r if forward else _fw.conj_physical(r)
 
 
 def _c2r(name, x, n, dim, norm, forward):
@@ -335,7 +329,7 @@ def _c2r(name, x, n, dim, norm, forward):
     x = _resize(x, (d,), (size // 2 + 1,))
     code = _norm(norm, forward)
     if forward:
-        x = _conj(x)
+        x = _fw.conj_physical(x)
     return _fw._fft_c2r(x, [d], code, size)
 
 
@@ -400,7 +394,7 @@ def _fftn(name, input, s, dim, norm, forward, out):
     if x.dtype.is_complex:
         return _finish(_fw._fft_c2c(x, dims, code, forward), out)
     r = _fw._fft_r2c(x, dims, code, False)      # a real input's full spectrum
-    return _finish(r if forward else _conj(r), out)
+    return _finish(r if forward else _fw.conj_physical(r), out)
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
@@ -449,7 +443,7 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     code = _norm(norm, True)
     if len(dims) > 1:
         x = _fw._fft_c2c(x, dims[:-1], code, True)
-    return _finish(_fw._fft_c2r(_conj(x), dims[-1:], code, last), out)
+    return _finish(_fw._fft_c2r(_fw.conj_physical(x), dims[-1:], code, last), out)
 
 
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
@@ -465,7 +459,7 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
         raise RuntimeError("ihfftn must transform at least one axis")
     x = _resize(_promote(input, "ihfftn"), dims, shape)
     code = _norm(norm, False)
-    r = _conj(_fw._fft_r2c(x, dims[-1:], code, True))
+    r = _fw.conj_physical(_fw._fft_r2c(x, dims[-1:], code, True))
     if len(dims) > 1:
         r = _fw._fft_c2c(r, dims[:-1], code, False)
     return _finish(r, out)

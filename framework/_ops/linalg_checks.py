@@ -33,6 +33,14 @@ def not_implemented(kernel, x):
     raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(x.dtype)}'")
 
 
+def no_complex(kernel, *xs):
+    """Refuses complex inputs of an op whose complex case is not written yet (PyTorch has
+    it): a NotImplementedError, never a wrong answer."""
+    for x in xs:
+        if getattr(getattr(x, "dtype", None), "is_complex", False):
+            not_implemented(kernel, x)
+
+
 def check_bool(op, name, v):
     if not isinstance(v, (bool, np.bool_)):
         raise TypeError(f"{op}(): argument '{name}' must be bool, not {type(v).__name__}")

@@ -16,7 +16,8 @@ from .._tensor import Tensor, _wrap_dim
 from . import alloc
 from . import args as _args
 from .linalg_checks import (LinAlgError, batch_prefix, check_bool, check_float, check_matrix,
-                            first_failure, nan_whole, not_implemented, potrf_info, singular,
+                            first_failure, nan_whole, no_complex, not_implemented, potrf_info,
+                            singular,
                             host_svd, zero_pivot)
 from .pointwise import broadcast_shapes, require_tensor, type_name
 
@@ -126,8 +127,8 @@ def cholesky(A, *, upper=False, out=None):
     check_matrix("linalg.cholesky", A)
     check_bool("linalg_cholesky", "upper", upper)
     a = _host(A)
-    # LAPACK reads only the lower triangle, as PyTorch does
-    sym = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+    # LAPACK reads only the lower triangle, as PyTorch does (Hermitian: conjugated above)
+    sym = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2).conj()
     try:
         with np.errstate(invalid="ignore"):
             r = np.linalg.cholesky(sym)
@@ -143,7 +144,7 @@ def cholesky(A, *, upper=False, out=None):
                           f"be completed because the input is not positive-definite (the "
                           f"leading minor of order {order} is not positive-definite).") from None
     if upper:
-        r = np.swapaxes(r, -1, -2)
+        r = np.swapaxes(r, -1, -2).conj()
     return _finish(_back(r, A.dtype, A._storage.device), out)
 
 
@@ -176,7 +177,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     check_matrix("linalg.svd", A, square=False)
     u, s, vh = host_svd(_host(A), full_matrices=full_matrices)
     dev = A._storage.device
-    return _finish_all(_svd_t(_back(u, A.dtype, dev), _back(s, A.dtype, dev),
+    return _finish_all(_svd_t(_back(u, A.dtype, dev), _back(s, A.dtype.to_real(), dev),
                               _back(vh, A.dtype, dev)), out)
 
 
@@ -225,6 +226,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     full rank except with 'gelsy' (the default)."""
     require_tensor("linalg.lstsq", A, "A", 1)
     require_tensor("linalg.lstsq", B, "B", 2)
+    no_complex("linalg_lstsq", A, B)
     _args.same_device("linalg.lstsq", A, B)
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
@@ -458,7 +460,8 @@ def slogdet(A, *, out=None):
     check_matrix("linalg.slogdet", A)
     sign, logabs = np.linalg.slogdet(_host(A))
     dev = A._storage.device
-    return _finish_all(_slogdet_t(_back(sign, A.dtype, dev), _back(logabs, A.dtype, dev)), out)
+    return _finish_all(_slogdet_t(_back(sign, A.dtype, dev), _back(logabs, A.dtype.to_real(),
+                                                                    dev)), out)
 
 
 def slogdet_alias(input):
@@ -469,7 +472,10 @@ def slogdet_alias(input):
 def logdet(input):
     """log(det(input)): nan for a negative determinant, -inf for a singular matrix."""
     sign, logabs = np.linalg.slogdet(_host(_check_logdet(input)))
-    r = np.where(sign < 0, np.nan, logabs)
+    if input.dtype.is_complex:      # log|det| + i arg(det)
+        r = logabs + 1j * np.angle(sign)
+    else:
+        r = np.where(sign < 0, np.nan, logabs)
     return _back(r, input.dtype, input._storage.device)
 
 
@@ -485,6 +491,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     ``atol``/``rtol`` may be tensors broadcast over the batch. ``hermitian=True`` uses
     the eigendecomposition of the lower triangle."""
     require_tensor("linalg.pinv", A, "A", 1)
+    no_complex("linalg_pinv", A)
     if A.dim() < 2 or A.dtype not in (_dtype.float32, _dtype.float64):
         raise RuntimeError(f"linalg.pinv({type_name(A.dtype)}{{{list(A._shape)}}}): expected a "
                            f"tensor with 2 or more dimensions of float, double, cfloat or "
@@ -542,6 +549,7 @@ def svdvals(A, *, driver=None, out=None):
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Number of singular values above max(atol, rtol * sigma_max) (an int64 tensor)."""
     require_tensor("linalg.matrix_rank", A, "A", 1)
+    no_complex("linalg_matrix_rank", A)
     if A.dtype not in (_dtype.float32, _dtype.float64):
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.dim() < 2:

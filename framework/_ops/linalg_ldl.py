@@ -11,7 +11,8 @@ import numpy as np
 from .. import _C, _dtype
 from ..return_types import _structseq
 from . import args as _args
-from .linalg_checks import LinAlgError, batch_prefix, check_bool, check_float, check_matrix
+from .linalg_checks import (LinAlgError, batch_prefix, check_bool, check_float, check_matrix,
+                            no_complex)
 from .linalg_lapack import _back, _finish, _finish_all, _host
 from .pointwise import require_tensor, type_name
 
@@ -28,6 +29,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     marks a singular D (no error unless ``check_errors``)."""
     op = "torch.linalg.ldl_factor_ex"
     check_float(op, A, low_precision=False)
+    no_complex("linalg_ldl_factor_ex", A)
     check_matrix(op, A)
     check_bool("linalg_ldl_factor_ex", "hermitian", hermitian)
     if A.dtype.itemsize == 2:
@@ -73,6 +75,7 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     require_tensor("linalg_ldl_solve", LD, "LD", 1)
     require_tensor("linalg_ldl_solve", pivots, "pivots", 2)
     require_tensor("linalg_ldl_solve", B, "B", 3)
+    no_complex("linalg_ldl_solve", LD, B)
     _args.same_device(op, LD, B)
     check_matrix(op, LD)
     if B.dim() < 2:

@@ -316,6 +316,8 @@ def _solve_shapes(op, A, B, left):
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """(X, info) of linalg.solve: info > 0 marks a singular matrix (no error unless
     ``check_errors``)."""
+    from .linalg_checks import no_complex
+    no_complex("linalg_solve_ex", A, B)
     a, bm, vector = _solve_shapes("linalg.solve", A, B, left)
     lu_, piv, info = getrf(a)
     if check_errors:
@@ -331,8 +333,9 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 def inv_ex(A, *, check_errors=False, out=None):
     """(inverse, info) of linalg.inv: info > 0 marks a singular matrix (no error unless
     ``check_errors``)."""
-    from .linalg_checks import check_float, check_matrix
+    from .linalg_checks import check_float, check_matrix, no_complex
     check_float("linalg.inv", A)
+    no_complex("linalg_inv_ex", A)
     check_matrix("linalg.inv", A)
     a = _host(A)
     lu_, piv, info = getrf(a)
@@ -393,7 +396,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
             f"{op}: {batch_prefix(arr, i)}The factorization could not be completed because the "
             f"input is not positive-definite (the leading minor of order {j} is not "
             f"positive-definite)."))
-    r = np.swapaxes(low, -1, -2) if upper else low
+    r = np.swapaxes(low, -1, -2).conj() if upper else low
     dev = A._storage.device
     return _finish_all(_cholesky_ex_t(_back(r, A.dtype, dev), _back(info, _dtype.int32, dev)),
                        out)

@@ -134,7 +134,7 @@ def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     """Mean along ``dim`` of the elements where ``mask`` is True (NaN where none is)."""
     source = "Optional" if dtype is not None else "Input"
     dtype = input.dtype if dtype is None else dtype
-    if not dtype.is_floating_point:
+    if dtype.category < 2:
         raise ValueError(f"masked.mean(): Could not infer output dtype. {source} dtype must be "
                          f"either a floating point or complex dtype. Got: {dtype}")
     if mask is None:
@@ -166,6 +166,7 @@ def median(input, dim=-1, *, keepdim=False, dtype=None, mask=None):
 
 def logsumexp(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     """log(sum(exp(input))) along ``dim`` over the elements where ``mask`` is True."""
+    _no_complex("logsumexp", input)
     dtype = input.dtype if dtype is None else dtype
     dims = _canonical_dim(dim, input.dim(), "logsumexp")
     return _fw.logsumexp(_combine(input, mask, "-inf", "logsumexp"), dims,
@@ -191,7 +192,14 @@ def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):
     return _fw.linalg.vector_norm(x, ord, dims, bool(keepdim), dtype=dtype)
 
 
+def _no_complex(op, input):
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"masked.{op}: not implemented for "
+                                  f"'{input.dtype.scalar_name}' input")
+
+
 def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, sqrt):
+    _no_complex("std" if sqrt else "var", input)
     if unbiased is not None and correction is not None:
         raise RuntimeError("masked.var: only one of unbiased and correction may be given")
     corr = 1.0 if unbiased is None else (1.0 if unbiased else 0.0)
