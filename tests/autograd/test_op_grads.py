@@ -115,7 +115,12 @@ CUDA_SLOW = {"addbmm", "baddbmm", "kron", "tensordot", "linalg_qr", "linalg_qr_c
              "_conv_gemm", "_conv_gemm_input", "_conv_gemm_weight", "_fused_linear",
              # several kernels per gradcheck column (3-15 s each); the plain cases stay in
              "native_group_norm_stats", "clamp_tensor", "clamp_min_tensor", "clamp_max_tensor",
-             "logcumsumexp_large", "ldexp_other", "index_fill_tensor_value", "meshgrid_list"}
+             "logcumsumexp_large", "ldexp_other", "index_fill_tensor_value", "meshgrid_list",
+             # complex cases: four real launches or more per op, and eig on the host; the
+             # complex ops' plain cases stay in (tests/test_complex.py compares with torch)
+             "complex_reductions", "complex_addcmul_addcdiv", "complex_baddbmm", "complex_pow",
+             "complex_kron_vecdot", "complex_einsum", "complex_hyperbolic", "linalg.eig",
+             "linalg.eigvals", "stft", "istft", "hfftn", "ihfft"}
 
 
 def _gradcheck_cases(device):
