@@ -33,8 +33,12 @@ def case(T, device, op, shape, dtype, backward):
     dt = getattr(T, dtype)
     x = T.randn(*shape, device=device, dtype=dt).requires_grad_(backward)
     c = shape[-1] if op in ("layer_norm", "rms_norm") else shape[1]
-    w = T.ones(c, device=device, dtype=T.float32).requires_grad_(backward)
-    b = T.zeros(c, device=device, dtype=T.float32).requires_grad_(backward)
+    # affine parameters in the input's dtype (torch's layer, RMS and group norms take one
+    # dtype), float32 for batch norm, whose mixed case (16-bit input, float32 parameters
+    # and statistics) torch supports on cuda
+    pdt = T.float32 if op == "batch_norm" else dt
+    w = T.ones(c, device=device, dtype=pdt).requires_grad_(backward)
+    b = T.zeros(c, device=device, dtype=pdt).requires_grad_(backward)
     rm = T.zeros(c, device=device, dtype=T.float32)
     rv = T.ones(c, device=device, dtype=T.float32)
     g = T.randn(*shape, device=device, dtype=dt)

@@ -15,19 +15,25 @@
 # folder that receives the test log and the benchmark table), BENCH_ARGS (e.g. --quick),
 # OTHER_BENCH_ARGS (for the benchmarks after gpu_ops.py; default BENCH_ARGS), BENCHES (which
 # of them), NO_TESTS=1 / NO_BENCH=1 to leave a step out (each run must fit the machine's time limit),
-# TEST_TIMEOUT / BENCH_TIMEOUT (seconds; the step is interrupted with SIGINT, so pytest still
+# TEST_LIST (a file of test node ids, one per line, appended to the pytest arguments as they
+# are: ids hold spaces, so they cannot pass through a command line), TEST_TIMEOUT /
+# BENCH_TIMEOUT (seconds; the step is interrupted with SIGINT, so pytest still
 # prints what failed so far), SKIP_BUILD=1 to use a framework/_C*.so carried from an earlier
 # run (the build also leaves a stripped copy of it in OUT for that).
 #
-# With a lease of 15 minutes of device time (a call spends 30-90 s starting the machine), two
-# calls of about 6 minutes fit. The first builds (about 150 s; the build leaves a stripped
-# copy of the extension in OUT, which the second call carries with SKIP_BUILD=1, as long as
-# native/ has not changed), tests the cuda half and times the ops:
-#   JOBS=16 TEST_TIMEOUT=200 BENCH_TIMEOUT=100 BENCH_ARGS="--profile" BENCHES=" " \
-#       bench/gpu_check.sh tests -k cuda --timeout 120
-# The cuda tests take longer than one call allows: a second call can list the test files
-# the first did not reach first, e.g. `$(ls tests/test_[l-z]*.py) tests/utils ...`, and run
-# the other benchmarks with OTHER_BENCH_ARGS="--quick" BENCHES="train.py".
+# With a lease of 15 minutes of device time (a call spends 30-90 s starting the machine, and
+# the machine stays warm 30 s after a call, so calls made at once need no new start), the
+# whole cuda half does not fit with the benchmarks. What the third session learnt:
+# - the 7,500 cuda tests run at about 15 a second on 16 workers (first compiles included):
+#   about 500 s; the build takes 136-150 s. Order the files so that what never ran on a GPU
+#   comes first, and keep a junit file to know what was reached:
+#     JOBS=16 TEST_TIMEOUT=380 NO_BENCH=1 bench/gpu_check.sh -k cuda --timeout 120 \
+#         --junitxml=$OUT/junit.xml tests/test_new.py ... tests
+#   naming test FILES only (helper scripts under tests/ fail to collect);
+# - the tests not reached go in a file of node ids for the next call: TEST_LIST=ids.txt
+#   (the ids hold spaces);
+# - on a cold machine each benchmark needs a minute (torch's import, Triton's first compiles
+#   and autotuning) even with --quick: BENCH_TIMEOUT=60 at least.
 # Before spending device time, `make compile-check COMPILE_CHECK_TESTS=tests` compiles every
 # kernel the tests launch for sm_90 on a machine without a GPU.
 set -u
@@ -36,6 +42,8 @@ PY=${PYTHON:-python3}
 JOBS=${JOBS:-8}
 export PYTHONUNBUFFERED=1
 unset TRITON_INTERPRET
+# the benchmarks import framework from the checkout, wherever they are started from
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 RESULTS=bench/results
 mkdir -p "$RESULTS"
 LOGDIR=${OUT:-$RESULTS}
@@ -98,6 +106,10 @@ $PY -c "import framework as fw; x = fw.arange(1000, device='cuda', dtype=fw.floa
 test_rc=0
 if [ -z "${NO_TESTS:-}" ]; then
     t0=$(date +%s)
+    if [ -n "${TEST_LIST:-}" ]; then
+        mapfile -t _ids < "$TEST_LIST"
+        set -- "$@" "${_ids[@]}"
+    fi
     if [ "$#" -eq 0 ]; then set -- tests; fi
     export FW_FAILURE_LOG="$LOGDIR/gpu_check_failures.log"
     rm -f "$FW_FAILURE_LOG"
@@ -107,7 +119,9 @@ if [ -z "${NO_TESTS:-}" ]; then
     tail -n 60 "$LOG"
     counts=$(grep -E '[0-9]+ (passed|failed|error)' "$LOG" | tail -n1 | sed 's/=//g')
     [ -f "$FW_FAILURE_LOG" ] && note "failures" "$(grep -c '^FAILED' "$FW_FAILURE_LOG") (log: $FW_FAILURE_LOG)"
-    note "tests ($*)" "${counts:-no summary line} in $(( $(date +%s) - t0 )) s (rc $test_rc; log: $LOG)"
+    args="$*"
+    [ "${#args}" -gt 120 ] && args="${args:0:120}..."
+    note "tests ($args)" "${counts:-no summary line} in $(( $(date +%s) - t0 )) s (rc $test_rc; log: $LOG)"
 fi
 
 # -- benchmarks -------------------------------------------------------------------------------

@@ -74,3 +74,13 @@ def fused_adagrad(params, grads, state_sums, clrs, eps, weight_decay, maximize,
     _C.fused_adagrad(params[0].dtype.code, _ptrs(params), _ptrs(grads), _ptrs(state_sums),
                      [p.numel() for p in params], list(clrs), eps, weight_decay, maximize,
                      _addr(grad_scale), _addr(found_inf))
+
+
+def advance_steps(steps, found_inf=None):
+    """step += 1 for each scalar counter of ``steps`` (+= 1 - found_inf with ``found_inf``,
+    so a step skipped for inf/NaN gradients does not count)."""
+    for s in steps:
+        s += 1
+    if found_inf is not None:
+        for s in steps:
+            s.sub_(found_inf.to(s.device).reshape(()).to(s.dtype))

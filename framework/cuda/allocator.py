@@ -170,6 +170,7 @@ class CachingAllocator:
         self._events = []            # [event, block] awaiting completion, in record order
         self._stats = {name: [Stat() for _ in _POOL_NAMES] for name in _STAT_NAMES}
         self.memory_fraction_limit = None   # bytes, from set_per_process_memory_fraction
+        self._total = None                  # the device's capacity, asked for once
         self.num_alloc_retries = 0
         self.num_ooms = 0
         self.num_device_alloc = 0
@@ -209,6 +210,13 @@ class CachingAllocator:
                 pool.remove(block)
             else:
                 alloc_size = allocation_size(size)
+                if self._total is None:
+                    self._total = self.backend.mem_get_info()[1]
+                if alloc_size > self._total:
+                    # more than the device holds: refused without the driver or emptying
+                    # the cache (a real driver was seen to take over a minute to refuse 8 TiB)
+                    self.num_ooms += 1
+                    raise OutOfMemoryError(self._oom_message(alloc_size))
                 block = self._alloc_segment(alloc_size, stream, small)
                 if block is None and self._release_available_cached_blocks(pool, stream,
                                                                            size):

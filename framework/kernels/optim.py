@@ -12,7 +12,8 @@ its loads and stores off. The flag is read inside the kernel: no host sync."""
 import triton
 import triton.language as tl
 
-from .multi_tensor import BLOCK, at as _at, tables as _tables
+from .multi_tensor import BLOCK, at as _at, tables as _tables, upload as _upload
+from .pointwise_math import _pow64
 
 
 def _acc(t):
@@ -48,10 +49,31 @@ def _grad(tg, t, off, mask, ref, grad_scale, ACC: tl.constexpr, HAS_SCALE: tl.co
 
 
 @triton.jit
-def _adam_kernel(ref, tp, tg, tm, tv, tvmax, numels, start, owner, hp, n, grad_scale,
-                 found_inf, ACC: tl.constexpr, HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr,
-                 AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_SCALE: tl.constexpr,
-                 HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
+def _device_step(tsteps, t, sref):
+    """Tensor t's step counter (a float32 scalar tensor on the device) as a float64 [1]."""
+    return tl.load(_at(tsteps, t, sref) + tl.zeros([1], tl.int32)).to(tl.float64)
+
+
+@triton.jit
+def _advance_kernel(tsteps, sref, n, found_inf, HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
+    """step += 1 for each counter of the table (+= 1 - found_inf: a skipped step does not
+    count)."""
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < n
+    ptrs = tl.load(tsteps + i, mask=mask, other=0).to(tl.pointer_type(sref.dtype.element_ty))
+    s = tl.load(ptrs, mask=mask, other=0)
+    inc = 1.0
+    if HAS_INF:
+        inc = 1.0 - tl.load(found_inf)
+    tl.store(ptrs, s + inc, mask=mask)
+
+
+@triton.jit
+def _adam_kernel(ref, tp, tg, tm, tv, tvmax, tsteps, sref, numels, start, owner, hp, n,
+                 grad_scale, found_inf, ACC: tl.constexpr, HAS_WD: tl.constexpr,
+                 DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr,
+                 HAS_SCALE: tl.constexpr, HAS_INF: tl.constexpr, DEVICE_STEPS: tl.constexpr,
+                 BLOCK: tl.constexpr):
     t, off, mask = _start(owner, start, numels, found_inf, HAS_INF, BLOCK)
     pp = _at(tp, t, ref) + off
     mp = _at(tm, t, ref) + off
@@ -78,8 +100,17 @@ def _adam_kernel(ref, tp, tg, tm, tv, tvmax, numels, start, owner, hp, n, grad_s
         xp = _at(tvmax, t, ref) + off
         den = tl.maximum(tl.load(xp, mask=mask).to(ACC), v)
         tl.store(xp, den.to(ty), mask=mask)
-    den = tl.sqrt(den) / tl.load(hp + 5 + n + t).to(ACC) + eps.to(ACC)
-    p = p - tl.load(hp + 5 + t).to(ACC) * m / den
+    if DEVICE_STEPS:
+        # PyTorch's fused step: the bias corrections from the counter on the device
+        s = _device_step(tsteps, t, sref)
+        one = tl.full([1], 1.0, tl.float64)     # [1]-shaped bases, as the counter
+        step_size = lr / (1.0 - _pow64(one * beta1, s))
+        bc2_sqrt = tl.sqrt(1.0 - _pow64(one * beta2, s))
+    else:
+        step_size = tl.load(hp + 5 + t)
+        bc2_sqrt = tl.load(hp + 5 + n + t)
+    den = tl.sqrt(den) / bc2_sqrt.to(ACC) + eps.to(ACC)
+    p = p - step_size.to(ACC) * m / den
     tl.store(pp, p.to(ty), mask=mask)
 
 
@@ -153,16 +184,22 @@ def _rmsprop_kernel(ref, tp, tg, tsq, tga, tb, numels, start, owner, hp, grad_sc
 
 
 @triton.jit
-def _adagrad_kernel(ref, tp, tg, ts, numels, start, owner, hp, grad_scale, found_inf,
-                    ACC: tl.constexpr, HAS_WD: tl.constexpr, MAXIMIZE: tl.constexpr,
-                    HAS_SCALE: tl.constexpr, HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
+def _adagrad_kernel(ref, tp, tg, ts, tsteps, sref, numels, start, owner, hp, grad_scale,
+                    found_inf, ACC: tl.constexpr, HAS_WD: tl.constexpr,
+                    MAXIMIZE: tl.constexpr, HAS_SCALE: tl.constexpr, HAS_INF: tl.constexpr,
+                    DEVICE_STEPS: tl.constexpr, BLOCK: tl.constexpr):
     t, off, mask = _start(owner, start, numels, found_inf, HAS_INF, BLOCK)
     pp = _at(tp, t, ref) + off
     sp = _at(ts, t, ref) + off
     ty = ref.dtype.element_ty
     eps = tl.load(hp).to(ACC)
     wd = tl.load(hp + 1).to(ACC)
-    clr = tl.load(hp + 2 + t).to(ACC)
+    if DEVICE_STEPS:
+        # hp: eps, weight_decay, lr, lr_decay
+        clr = (tl.load(hp + 2) / (1.0 + (_device_step(tsteps, t, sref) - 1.0)
+                                 * tl.load(hp + 3))).to(ACC)
+    else:
+        clr = tl.load(hp + 2 + t).to(ACC)
     p = tl.load(pp, mask=mask).to(ACC)
     g = _grad(tg, t, off, mask, ref, grad_scale, ACC, HAS_SCALE, MAXIMIZE)
     if HAS_WD:
@@ -175,17 +212,52 @@ def _adagrad_kernel(ref, tp, tg, ts, numels, start, owner, hp, grad_scale, found
 def _launch_args(params, hp, grad_scale, found_inf):
     """(hp table, grad_scale, found_inf, HAS_SCALE, HAS_INF): the float64 ``hp`` table
     stands in for an absent flag tensor (never read then)."""
-    import framework as fw
     dev = params[0].device
-    hp = fw.tensor([float(x) for x in hp], dtype=fw.float64, device=dev)
+    hp = _upload(hp, "float64", dev)
     for name, x in (("grad_scale", grad_scale), ("found_inf", found_inf)):
-        if x is not None and (x.numel() != 1 or x.dtype != fw.float32 or x.device != dev):
-            raise RuntimeError(f"fused optimizer step: {name} must be a 1-element float32 "
-                               f"tensor on {dev}, got {x.dtype} of shape {tuple(x.shape)} "
-                               f"on {x.device}")
+        _check_flag(name, x, dev)
     return (hp, hp if grad_scale is None else grad_scale,
             hp if found_inf is None else found_inf, grad_scale is not None,
             found_inf is not None)
+
+
+def _check_flag(name, x, dev):
+    import framework as fw
+    if x is not None and (x.numel() != 1 or x.dtype != fw.float32 or x.device != dev):
+        raise RuntimeError(f"fused optimizer step: {name} must be a 1-element float32 "
+                           f"tensor on {dev}, got {x.dtype} of shape {tuple(x.shape)} "
+                           f"on {x.device}")
+
+
+def _steps(params, steps):
+    """(steps list for the tables, a scalar ref, DEVICE_STEPS): with ``steps`` (the step
+    counters as float32 scalar tensors on the params' device) the kernels compute the
+    per-tensor step sizes from them, else they read the host's from ``hp``."""
+    import framework as fw
+    if steps is None:
+        return [], params[0], False
+    if len(steps) != len(params) or any(
+            s.numel() != 1 or s.dtype != fw.float32 or s.device != params[0].device
+            for s in steps):
+        raise RuntimeError("fused optimizer step: steps must be float32 scalar tensors on "
+                           f"{params[0].device}, one per param")
+    return steps, steps[0], True
+
+
+def advance_steps(steps, found_inf=None):
+    """step += 1 for every float32 scalar counter of ``steps`` in one launch; with
+    ``found_inf`` (a 1-element float32 tensor) += 1 - found_inf, so a step skipped for
+    inf/NaN gradients does not count."""
+    if not steps:
+        return
+    dev = steps[0].device
+    _steps(steps, steps)
+    _check_flag("found_inf", found_inf, dev)
+    tab = _upload([s.data_ptr() for s in steps], "int64", dev)
+    nb = 1024
+    _advance_kernel[(-(-len(steps) // nb), )](
+        tab, steps[0], len(steps), tab if found_inf is None else found_inf,
+        HAS_INF=found_inf is not None, BLOCK=nb)
 
 
 def _empty(params):
@@ -194,20 +266,24 @@ def _empty(params):
 
 def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes, bc2_sqrts,
                lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize,
-               grad_scale=None, found_inf=None):
-    """Adam/AdamW over the lists in one launch (see framework/_cpu/optim.py)."""
+               grad_scale=None, found_inf=None, steps=None):
+    """Adam/AdamW over the lists in one launch (see framework/_cpu/optim.py). With
+    ``steps`` (counters on the device, already advanced) the bias corrections are computed
+    in the kernel and ``step_sizes``/``bc2_sqrts`` are not read: no host sync."""
     if _empty(params):
         return
-    (tp, tg, tm, tv, tx), numels, start, owner, grid = _tables(
-        params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [])
+    steps, sref, on_dev = _steps(params, steps)
+    (tp, tg, tm, tv, tx, ts), numels, start, owner, grid = _tables(
+        params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [], steps)
+    per_tensor = () if on_dev else (*step_sizes, *bc2_sqrts)
     hp, gs, fi, has_scale, has_inf = _launch_args(
-        params, (lr, beta1, beta2, eps, weight_decay, *step_sizes, *bc2_sqrts), grad_scale,
-        found_inf)
-    _adam_kernel[(grid,)](params[0], tp, tg, tm, tv, tx, numels, start, owner, hp,
+        params, (lr, beta1, beta2, eps, weight_decay, *per_tensor), grad_scale, found_inf)
+    _adam_kernel[(grid,)](params[0], tp, tg, tm, tv, tx, ts, sref, numels, start, owner, hp,
                           len(params), gs, fi, ACC=_acc(params[0]),
                           HAS_WD=weight_decay != 0, DECOUPLED=bool(decoupled),
                           AMSGRAD=bool(amsgrad), MAXIMIZE=bool(maximize),
-                          HAS_SCALE=has_scale, HAS_INF=has_inf, BLOCK=BLOCK)
+                          HAS_SCALE=has_scale, HAS_INF=has_inf, DEVICE_STEPS=on_dev,
+                          BLOCK=BLOCK)
 
 
 def fused_sgd(params, grads, bufs, lr, momentum, dampening, weight_decay, nesterov, maximize,
@@ -245,14 +321,18 @@ def fused_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, lr, a
 
 
 def fused_adagrad(params, grads, state_sums, clrs, eps, weight_decay, maximize,
-                  grad_scale=None, found_inf=None):
-    """Adagrad over the lists in one launch (see framework/_cpu/optim.py)."""
+                  grad_scale=None, found_inf=None, steps=None, lr=None, lr_decay=None):
+    """Adagrad over the lists in one launch (see framework/_cpu/optim.py). With ``steps``
+    (counters on the device, already advanced), ``lr`` and ``lr_decay`` the kernel computes
+    each tensor's learning rate and ``clrs`` is not read."""
     if _empty(params):
         return
-    (tp, tg, ts), numels, start, owner, grid = _tables(params, grads, state_sums)
+    steps, sref, on_dev = _steps(params, steps)
+    (tp, tg, ts, tst), numels, start, owner, grid = _tables(params, grads, state_sums, steps)
+    per_tensor = (lr, lr_decay) if on_dev else tuple(clrs)
     hp, gs, fi, has_scale, has_inf = _launch_args(
-        params, (eps, weight_decay, *clrs), grad_scale, found_inf)
-    _adagrad_kernel[(grid,)](params[0], tp, tg, ts, numels, start, owner, hp, gs, fi,
-                             ACC=_acc(params[0]), HAS_WD=weight_decay != 0,
+        params, (eps, weight_decay, *per_tensor), grad_scale, found_inf)
+    _adagrad_kernel[(grid,)](params[0], tp, tg, ts, tst, sref, numels, start, owner, hp, gs,
+                             fi, ACC=_acc(params[0]), HAS_WD=weight_decay != 0,
                              MAXIMIZE=bool(maximize), HAS_SCALE=has_scale,
-                             HAS_INF=has_inf, BLOCK=BLOCK)
+                             HAS_INF=has_inf, DEVICE_STEPS=on_dev, BLOCK=BLOCK)

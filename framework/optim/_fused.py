@@ -70,12 +70,25 @@ class _Amp:
         return {"grad_scale": self._on(self.scale, device),
                 "found_inf": self._on(self.inf, device)}
 
-    def undo_steps(self, steps):
-        """step -= found_inf for each step counter: the skipped step does not count."""
-        if self.inf is None:
-            return
-        for s in steps:
-            s.sub_(self._on(self.inf, s.device).reshape(()).to(s.dtype))
+    def advance(self, steps, device):
+        """step += 1 for each counter of a part on ``device`` (a step skipped for found_inf
+        does not count). Returns the new counts as floats, or None when the counters live
+        on the params' GPU: one launch advances them there and the kernels read them, so
+        the step needs no host sync (PyTorch's fused contract)."""
+        if not steps:
+            return []
+        sdev = steps[0].device
+        on_gpu = sdev.type != "cpu" and sdev == device and all(
+            s.device == sdev and s.dtype == _fw.float32 for s in steps)
+        if not on_gpu:
+            backend(_fw.device("cpu")).optim.advance_steps(steps)
+            counts = [s.item() for s in steps]
+            if self.inf is not None:
+                for s in steps:
+                    s.sub_(self._on(self.inf, s.device).reshape(()).to(s.dtype))
+            return counts
+        backend(sdev).optim.advance_steps(steps, self._on(self.inf, sdev))
+        return None
 
 
 def _ops(part):
@@ -88,25 +101,31 @@ def adam(opt, group):
     beta1, beta2 = (_to_scalar(b) for b in group["betas"])
     amsgrad = group["amsgrad"]
     amp = _Amp(opt, group)
-    rows, steps = [], []
+    rows = []
     for p in group["params"]:
         if p.grad is None:
             continue
         state = opt._init_state(p, group)
-        state["step"] += 1
-        steps.append(state["step"])
-        step = state["step"].item()
         # rows: param, exp_avg, exp_avg_sq, max_exp_avg_sq, grad (unscaled in place with a
-        # grad_scale), step size, sqrt of the second bias correction
+        # grad_scale), step counter
         rows.append((p, state["exp_avg"], state["exp_avg_sq"],
-                     state["max_exp_avg_sq"] if amsgrad else None, p.grad,
-                     lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5))
-    _run(rows, lambda part: _ops(part).fused_adam(
-        _col(part, 0), _col(part, 4), _col(part, 1), _col(part, 2),
-        _col(part, 3) if amsgrad else [], _col(part, 5), _col(part, 6), lr, beta1, beta2,
-        group["eps"], _to_scalar(group["weight_decay"]), group["decoupled_weight_decay"],
-        amsgrad, group["maximize"], **amp.kwargs(part[0][0].device)))
-    amp.undo_steps(steps)
+                     state["max_exp_avg_sq"] if amsgrad else None, p.grad, state["step"]))
+
+    def call(part):
+        dev = part[0][0].device
+        counts = amp.advance(_col(part, 5), dev)
+        if counts is None:       # counters on the GPU: the kernel computes the corrections
+            sizes, bc2, extra = [], [], {"steps": _col(part, 5)}
+        else:
+            sizes = [lr / (1 - beta1 ** s) for s in counts]
+            bc2 = [(1 - beta2 ** s) ** 0.5 for s in counts]
+            extra = {}
+        _ops(part).fused_adam(
+            _col(part, 0), _col(part, 4), _col(part, 1), _col(part, 2),
+            _col(part, 3) if amsgrad else [], sizes, bc2, lr, beta1, beta2, group["eps"],
+            _to_scalar(group["weight_decay"]), group["decoupled_weight_decay"], amsgrad,
+            group["maximize"], **amp.kwargs(dev), **extra)
+    _run(rows, call)
 
 
 def sgd(opt, group):
@@ -143,22 +162,25 @@ def rmsprop(opt, group):
     """One fused RMSprop step over ``group`` (``opt`` is the RMSprop optimizer)."""
     centered, momentum = group["centered"], group["momentum"]
     amp = _Amp(opt, group)
-    rows, steps = [], []
+    rows = []
     for p in group["params"]:
         if p.grad is None:
             continue
         state = opt._init_state(p, group)
-        state["step"] += 1
-        steps.append(state["step"])
-        # rows: param, square_avg, grad_avg, momentum_buffer, grad
+        # rows: param, square_avg, grad_avg, momentum_buffer, grad, step counter
         rows.append((p, state["square_avg"], state["grad_avg"] if centered else None,
-                     state["momentum_buffer"] if momentum > 0 else None, p.grad))
-    _run(rows, lambda part: _ops(part).fused_rmsprop(
-        _col(part, 0), _col(part, 4), _col(part, 1), _col(part, 2), _col(part, 3),
-        _to_scalar(group["lr"]), group["alpha"], group["eps"],
-        _to_scalar(group["weight_decay"]), momentum, centered, group["maximize"],
-        **amp.kwargs(part[0][0].device)))
-    amp.undo_steps(steps)
+                     state["momentum_buffer"] if momentum > 0 else None, p.grad,
+                     state["step"]))
+
+    def call(part):
+        dev = part[0][0].device
+        amp.advance(_col(part, 5), dev)
+        _ops(part).fused_rmsprop(
+            _col(part, 0), _col(part, 4), _col(part, 1), _col(part, 2), _col(part, 3),
+            _to_scalar(group["lr"]), group["alpha"], group["eps"],
+            _to_scalar(group["weight_decay"]), momentum, centered, group["maximize"],
+            **amp.kwargs(dev))
+    _run(rows, call)
 
 
 def adagrad(opt, group):
@@ -166,18 +188,22 @@ def adagrad(opt, group):
     lr = _to_scalar(group["lr"])
     lr_decay = group["lr_decay"]
     amp = _Amp(opt, group)
-    rows, steps = [], []
+    rows = []
     for p in group["params"]:
         if p.grad is None:
             continue
-        state = opt.state[p]
-        state["step"] += 1
-        steps.append(state["step"])
-        step = state["step"].item()
-        # rows: param, sum, grad, the step's learning rate
-        rows.append((p, state["sum"], p.grad, lr / (1 + (step - 1) * lr_decay)))
-    _run(rows, lambda part: _ops(part).fused_adagrad(
-        _col(part, 0), _col(part, 2), _col(part, 1), _col(part, 3), group["eps"],
-        _to_scalar(group["weight_decay"]), group["maximize"],
-        **amp.kwargs(part[0][0].device)))
-    amp.undo_steps(steps)
+        # rows: param, sum, grad, step counter
+        rows.append((p, opt.state[p]["sum"], p.grad, opt.state[p]["step"]))
+
+    def call(part):
+        dev = part[0][0].device
+        counts = amp.advance(_col(part, 3), dev)
+        if counts is None:       # counters on the GPU: the kernel computes the rates
+            clrs, extra = [], {"steps": _col(part, 3), "lr": lr, "lr_decay": lr_decay}
+        else:
+            clrs, extra = [lr / (1 + (s - 1) * lr_decay) for s in counts], {}
+        _ops(part).fused_adagrad(
+            _col(part, 0), _col(part, 2), _col(part, 1), clrs, group["eps"],
+            _to_scalar(group["weight_decay"]), group["maximize"], **amp.kwargs(dev),
+            **extra)
+    _run(rows, call)
