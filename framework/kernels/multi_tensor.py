@@ -7,20 +7,31 @@ program handles one BLOCK of one tensor, at block ``pid - start[owner[pid]]`` of
 
 A step of a large model has hundreds of thousands of programs, so the size tables
 (``numels``, ``start``, ``owner``) are built with NumPy and kept on the device per
-(device, sizes) — the same model's sizes every step — and the address tables, which change
-when gradients are reallocated, go up in one host-to-device copy."""
+(device, sizes), the same model's sizes every step. The address tables go up in one
+host-to-device copy, and are kept too, by value: in a training loop the caching allocator
+hands the gradients the same addresses every step, so a steady-state step uploads nothing
+(an upload from pageable memory waits for the stream, which would stall the host behind
+the backward pass)."""
 import numpy as np
 import triton
 import triton.language as tl
 
 BLOCK = 1024
 _PLANS = {}        # (device, numels) -> (numels, start, owner, grid), device tensors
-_MAX_PLANS = 32
+_TABLES = {}       # (device, dtype, values) -> a device tensor holding them
+_MAX_CACHED = 32
 
 
 def _upload(arr, dev):
     import framework as fw
     return fw.from_numpy(arr).to(dev)
+
+
+def _remember(cache, key, value):
+    if len(cache) >= _MAX_CACHED:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+    return value
 
 
 def _plan(dev, numels):
@@ -33,10 +44,7 @@ def _plan(dev, numels):
         np.cumsum(nb, out=start[1:])
         sizes = _upload(np.concatenate([n, start]), dev)
         owner = _upload(np.repeat(np.arange(len(n), dtype=np.int32), nb), dev)
-        plan = (sizes[:len(n)], sizes[len(n):], owner, int(start[-1]))
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.pop(next(iter(_PLANS)))
-        _PLANS[key] = plan
+        plan = _remember(_PLANS, key, (sizes[:len(n)], sizes[len(n):], owner, int(start[-1])))
     return plan
 
 
@@ -47,17 +55,22 @@ def tables(params, *lists):
     dev = params[0].device
     numels, start, owner, grid = _plan(dev, tuple(p.numel() for p in params))
     k = len(params)
-    addrs = np.zeros((1 + len(lists), k), dtype=np.int64)
-    for row, ts in zip(addrs, (params, ) + lists):
-        if ts:
-            row[:] = [x.data_ptr() for x in ts]
-    tab = _upload(addrs, dev)
-    return [tab[i] for i in range(len(addrs))], numels, start, owner, grid
+    zeros = (0, ) * k
+    addrs = []
+    for ts in (params, ) + lists:
+        addrs.extend([x.data_ptr() for x in ts] if ts else zeros)
+    tab = upload(addrs, "int64", dev)
+    return [tab[i * k:(i + 1) * k] for i in range(1 + len(lists))], numels, start, owner, grid
 
 
 def upload(values, dtype, dev):
-    """A 1-d device tensor of ``values`` (a host list) in one copy."""
-    return _upload(np.asarray(values, dtype=dtype), dev)
+    """A 1-d device tensor holding ``values`` (a host list), uploaded in one copy the first
+    time these values are asked for (read-only: it is shared by later calls)."""
+    key = (str(dev), dtype, tuple(values))
+    t = _TABLES.get(key)
+    if t is None or t._storage.version:
+        t = _remember(_TABLES, key, _upload(np.asarray(values, dtype=dtype), dev))
+    return t
 
 
 @triton.jit

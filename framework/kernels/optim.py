@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from .multi_tensor import BLOCK, at as _at, tables as _tables, upload as _upload
+from .pointwise import _params_bits as _bits
 from .pointwise_math import _pow64
 
 
@@ -69,21 +70,27 @@ def _advance_kernel(tsteps, sref, n, found_inf, HAS_INF: tl.constexpr, BLOCK: tl
 
 
 @triton.jit
+def _f64(bits):
+    """A float64 kernel argument passed as its bits (Triton takes a Python float as float32)."""
+    return bits.to(tl.int64).to(tl.float64, bitcast=True)
+
+
+@triton.jit
 def _adam_kernel(ref, tp, tg, tm, tv, tvmax, tsteps, sref, numels, start, owner, hp, n,
-                 grad_scale, found_inf, ACC: tl.constexpr, HAS_WD: tl.constexpr,
-                 DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr,
-                 HAS_SCALE: tl.constexpr, HAS_INF: tl.constexpr, DEVICE_STEPS: tl.constexpr,
-                 BLOCK: tl.constexpr):
+                 grad_scale, found_inf, lr_bits, beta1_bits, beta2_bits, eps_bits, wd_bits,
+                 ACC: tl.constexpr, HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr,
+                 AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_SCALE: tl.constexpr,
+                 HAS_INF: tl.constexpr, DEVICE_STEPS: tl.constexpr, BLOCK: tl.constexpr):
     t, off, mask = _start(owner, start, numels, found_inf, HAS_INF, BLOCK)
     pp = _at(tp, t, ref) + off
     mp = _at(tm, t, ref) + off
     vp = _at(tv, t, ref) + off
     ty = ref.dtype.element_ty
-    lr = tl.load(hp)
-    beta1 = tl.load(hp + 1)
-    beta2 = tl.load(hp + 2)
-    eps = tl.load(hp + 3)
-    wd = tl.load(hp + 4)
+    lr = _f64(lr_bits)
+    beta1 = _f64(beta1_bits)
+    beta2 = _f64(beta2_bits)
+    eps = _f64(eps_bits)
+    wd = _f64(wd_bits)
     p = tl.load(pp, mask=mask).to(ACC)
     g = _grad(tg, t, off, mask, ref, grad_scale, ACC, HAS_SCALE, MAXIMIZE)
     if HAS_WD:
@@ -107,8 +114,8 @@ def _adam_kernel(ref, tp, tg, tm, tv, tvmax, tsteps, sref, numels, start, owner,
         step_size = lr / (1.0 - _pow64(one * beta1, s))
         bc2_sqrt = tl.sqrt(1.0 - _pow64(one * beta2, s))
     else:
-        step_size = tl.load(hp + 5 + t)
-        bc2_sqrt = tl.load(hp + 5 + n + t)
+        step_size = tl.load(hp + t)
+        bc2_sqrt = tl.load(hp + n + t)
     den = tl.sqrt(den) / bc2_sqrt.to(ACC) + eps.to(ACC)
     p = p - step_size.to(ACC) * m / den
     tl.store(pp, p.to(ty), mask=mask)
@@ -269,21 +276,24 @@ def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes
                grad_scale=None, found_inf=None, steps=None):
     """Adam/AdamW over the lists in one launch (see framework/_cpu/optim.py). With
     ``steps`` (counters on the device, already advanced) the bias corrections are computed
-    in the kernel and ``step_sizes``/``bc2_sqrts`` are not read: no host sync."""
+    in the kernel and ``step_sizes``/``bc2_sqrts`` are not read: no host sync, and in a
+    training loop nothing uploaded (multi_tensor.py keeps the tables)."""
     if _empty(params):
         return
     steps, sref, on_dev = _steps(params, steps)
     (tp, tg, tm, tv, tx, ts), numels, start, owner, grid = _tables(
         params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [], steps)
-    per_tensor = () if on_dev else (*step_sizes, *bc2_sqrts)
-    hp, gs, fi, has_scale, has_inf = _launch_args(
-        params, (lr, beta1, beta2, eps, weight_decay, *per_tensor), grad_scale, found_inf)
+    for name, x in (("grad_scale", grad_scale), ("found_inf", found_inf)):
+        _check_flag(name, x, params[0].device)
+    hp = tp if on_dev else _upload((*step_sizes, *bc2_sqrts), "float64", params[0].device)
     _adam_kernel[(grid,)](params[0], tp, tg, tm, tv, tx, ts, sref, numels, start, owner, hp,
-                          len(params), gs, fi, ACC=_acc(params[0]),
+                          len(params), hp if grad_scale is None else grad_scale,
+                          hp if found_inf is None else found_inf,
+                          *_bits(lr, beta1, beta2, eps, weight_decay), ACC=_acc(params[0]),
                           HAS_WD=weight_decay != 0, DECOUPLED=bool(decoupled),
                           AMSGRAD=bool(amsgrad), MAXIMIZE=bool(maximize),
-                          HAS_SCALE=has_scale, HAS_INF=has_inf, DEVICE_STEPS=on_dev,
-                          BLOCK=BLOCK)
+                          HAS_SCALE=grad_scale is not None, HAS_INF=found_inf is not None,
+                          DEVICE_STEPS=on_dev, BLOCK=BLOCK)
 
 
 def fused_sgd(params, grads, bufs, lr, momentum, dampening, weight_decay, nesterov, maximize,
