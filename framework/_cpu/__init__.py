@@ -3,7 +3,7 @@ kernel family. Ops in framework._ops reach them as ``backend(device).<family>.<k
 from . import copy, pointwise, reduction, sort, index, linalg, random, shape  # noqa: F401
 from . import softmax, pool  # noqa: F401
 from . import conv, conv_gemm  # noqa: F401
-from . import optim  # noqa: F401
+from . import optim, grad_norm  # noqa: F401
 from . import amp  # noqa: F401
 from . import norm  # noqa: F401
 from . import loss  # noqa: F401

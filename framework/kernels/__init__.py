@@ -5,7 +5,7 @@ import importlib
 
 FAMILIES = ("copy", "pointwise", "reduction", "sort", "index", "linalg", "random", "shape",
             "softmax", "conv", "conv_gemm", "pool", "optim", "amp", "loss", "norm", "attention",
-            "dropout", "embedding", "sampling", "fused_linear")
+            "dropout", "embedding", "sampling", "fused_linear", "grad_norm")
 
 
 def __getattr__(name):

@@ -4,12 +4,15 @@ import types
 import warnings
 
 import framework as _fw
+from framework._ops.alloc import backend as _backend
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm",
            "clip_grads_with_norm_"]
 
-# Devices on which torch takes its foreach (multi-tensor) path; here both paths are the
-# same per-tensor loop, but foreach=True must still refuse other device types as torch does.
+# Devices on which torch takes its foreach (multi-tensor) path; foreach=True must refuse
+# other device types as torch does. Here the multi-tensor kernels are the cuda backend's
+# (framework/kernels/grad_norm.py: the 2-norm and the scaling, a few launches for the whole
+# model); the CPU takes the per-tensor loop either way.
 _FOREACH_DEVICES = ("cpu", "cuda")
 
 
@@ -40,18 +43,26 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if len(tensors) == 0:
         return _fw.tensor(0.0)
     first_device = tensors[0].device
-    norms = []
     for t in tensors:
         _check_foreach(foreach, t.device)
-        norms.append(_fw.linalg.vector_norm(t, norm_type))
+    ops = _backend(first_device).grad_norm
+    if norm_type == 2.0 and foreach is not False and ops.supports(tensors):
+        total = ops.total_norm(tensors)
+        _check_finite(total, norm_type, error_if_nonfinite)
+        return total
+    norms = [_fw.linalg.vector_norm(t, norm_type) for t in tensors]
     # Per-tensor norms may have different dtypes; stack promotes like torch's grouping does
     total = _fw.linalg.vector_norm(_fw.stack([n.to(first_device) for n in norms]), norm_type)
+    _check_finite(total, norm_type, error_if_nonfinite)
+    return total
+
+
+def _check_finite(total, norm_type, error_if_nonfinite):
     if error_if_nonfinite and bool(_fw.logical_or(total.isnan(), total.isinf())):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
             "non-finite, so it cannot be clipped. To disable this error and scale the "
             "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
-    return total
 
 
 @_no_grad
@@ -63,10 +74,18 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     max_norm = float(max_norm)
     if len(grads) == 0:
         return
+    for g in grads:
+        _check_foreach(foreach, g.device)
+    if (foreach is not False and isinstance(total_norm, _fw.Tensor)
+            and total_norm.numel() == 1 and total_norm.dtype in (_fw.float32, _fw.float64)
+            and total_norm.device == grads[0].device):
+        ops = _backend(grads[0].device).grad_norm
+        if ops.supports(grads):
+            ops.scale_(grads, max_norm, total_norm)
+            return
     # Kept as a tensor (no host sync), as torch does, so the multiply stays on device
     coef = _fw.clamp(max_norm / (total_norm + 1e-6), max=1.0)
     for g in grads:
-        _check_foreach(foreach, g.device)
         g.mul_(coef.to(g.device))
 
 
