@@ -252,6 +252,18 @@ def geometry(out, in_strides):
     if all(st == so for st in in_strides) and out.is_contiguous():
         # the common case (every operand dense and alike) without the general merge below
         return n, (n,), [(1,)] * (len(in_strides) + 1), True, n + BLOCK >= _INT32_LIMIT
+    # the other layouts of a training loop come back every step: kept by layout
+    key = (shape, so, tuple(in_strides))
+    g = _GEOMETRIES.get(key)
+    if g is None:
+        g = alloc.remember(_GEOMETRIES, key, _general_geometry(n, shape, so, in_strides))
+    return g
+
+
+_GEOMETRIES = {}
+
+
+def _general_geometry(n, shape, so, in_strides):
     strides = [so] + [tuple(s) for s in in_strides]
     if len(shape) > 1 and any(so[d] < so[d + 1] for d in range(len(so) - 1)):
         # visit dims in out's memory order (a permuted dense out, PyTorch's preserve_format,
