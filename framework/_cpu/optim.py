@@ -26,12 +26,17 @@ def _addr(t):
 
 def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes, bc2_sqrts,
                lr, beta1, beta2, eps, weight_decay, decoupled, amsgrad, maximize,
-               grad_scale=None, found_inf=None):
+               grad_scale=None, found_inf=None, steps=None):
     """Adam/AdamW over the lists; ``step_sizes`` (lr / (1 - beta1^t)) and ``bc2_sqrts``
-    (sqrt(1 - beta2^t)) are Python floats, one per tensor. ``max_exp_avg_sqs`` is only read
-    with amsgrad."""
+    (sqrt(1 - beta2^t)) are Python floats, one per tensor, or come from ``steps`` (the step
+    counters, already advanced, as the cuda launcher takes them). ``max_exp_avg_sqs`` is
+    only read with amsgrad."""
     if not params:
         return
+    if steps is not None:
+        counts = [s.item() for s in steps]
+        step_sizes = [lr / (1 - beta1 ** t) for t in counts]
+        bc2_sqrts = [(1 - beta2 ** t) ** 0.5 for t in counts]
     _C.fused_adam(params[0].dtype.code, _ptrs(params), _ptrs(grads), _ptrs(exp_avgs),
                   _ptrs(exp_avg_sqs), _ptrs(max_exp_avg_sqs) if amsgrad else [],
                   [p.numel() for p in params], list(step_sizes), list(bc2_sqrts), lr, beta1,
@@ -66,11 +71,14 @@ def fused_rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffers, lr, a
 
 
 def fused_adagrad(params, grads, state_sums, clrs, eps, weight_decay, maximize,
-                  grad_scale=None, found_inf=None):
+                  grad_scale=None, found_inf=None, steps=None, lr=None, lr_decay=None):
     """Adagrad over the lists; ``clrs`` (lr / (1 + (step - 1) * lr_decay)) are Python
-    floats, one per tensor."""
+    floats, one per tensor, or come from ``steps`` (the step counters, already advanced),
+    ``lr`` and ``lr_decay``, as the cuda launcher takes them."""
     if not params:
         return
+    if steps is not None:
+        clrs = [lr / (1 + (s.item() - 1) * lr_decay) for s in steps]
     _C.fused_adagrad(params[0].dtype.code, _ptrs(params), _ptrs(grads), _ptrs(state_sums),
                      [p.numel() for p in params], list(clrs), eps, weight_decay, maximize,
                      _addr(grad_scale), _addr(found_inf))

@@ -78,9 +78,13 @@ def _f64(bits):
 @triton.jit
 def _adam_kernel(ref, tp, tg, tm, tv, tvmax, tsteps, sref, numels, start, owner, hp, n,
                  grad_scale, found_inf, lr_bits, beta1_bits, beta2_bits, eps_bits, wd_bits,
-                 ACC: tl.constexpr, HAS_WD: tl.constexpr, DECOUPLED: tl.constexpr,
-                 AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr, HAS_SCALE: tl.constexpr,
-                 HAS_INF: tl.constexpr, DEVICE_STEPS: tl.constexpr, BLOCK: tl.constexpr):
+                 step_size_bits, bc2_sqrt_bits, ACC: tl.constexpr, HAS_WD: tl.constexpr,
+                 DECOUPLED: tl.constexpr, AMSGRAD: tl.constexpr, MAXIMIZE: tl.constexpr,
+                 HAS_SCALE: tl.constexpr, HAS_INF: tl.constexpr, STEPS: tl.constexpr,
+                 BLOCK: tl.constexpr):
+    """STEPS: where the bias corrections come from: 0 the per-tensor host values in ``hp``,
+    1 the step counters on the device (``tsteps``), 2 one host value for every tensor
+    (``step_size_bits``, ``bc2_sqrt_bits``: the usual case, all counters equal)."""
     t, off, mask = _start(owner, start, numels, found_inf, HAS_INF, BLOCK)
     pp = _at(tp, t, ref) + off
     mp = _at(tm, t, ref) + off
@@ -107,12 +111,15 @@ def _adam_kernel(ref, tp, tg, tm, tv, tvmax, tsteps, sref, numels, start, owner,
         xp = _at(tvmax, t, ref) + off
         den = tl.maximum(tl.load(xp, mask=mask).to(ACC), v)
         tl.store(xp, den.to(ty), mask=mask)
-    if DEVICE_STEPS:
+    if STEPS == 1:
         # PyTorch's fused step: the bias corrections from the counter on the device
         s = _device_step(tsteps, t, sref)
         one = tl.full([1], 1.0, tl.float64)     # [1]-shaped bases, as the counter
         step_size = lr / (1.0 - _pow64(one * beta1, s))
         bc2_sqrt = tl.sqrt(1.0 - _pow64(one * beta2, s))
+    elif STEPS == 2:
+        step_size = _f64(step_size_bits)
+        bc2_sqrt = _f64(bc2_sqrt_bits)
     else:
         step_size = tl.load(hp + t)
         bc2_sqrt = tl.load(hp + n + t)
@@ -285,15 +292,21 @@ def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes
         params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [], steps)
     for name, x in (("grad_scale", grad_scale), ("found_inf", found_inf)):
         _check_flag(name, x, params[0].device)
-    hp = tp if on_dev else _upload((*step_sizes, *bc2_sqrts), "float64", params[0].device)
+    # one host value for all (the counters of a group advance together): arguments, so a
+    # step with counters on the host uploads nothing either
+    uniform = not on_dev and len(set(step_sizes)) == 1 and len(set(bc2_sqrts)) == 1
+    mode = 1 if on_dev else 2 if uniform else 0
+    hp = tp if mode else _upload((*step_sizes, *bc2_sqrts), "float64", params[0].device)
+    one = (step_sizes[0], bc2_sqrts[0]) if uniform else (0.0, 0.0)
     _adam_kernel[(grid,)](params[0], tp, tg, tm, tv, tx, ts, sref, numels, start, owner, hp,
                           len(params), hp if grad_scale is None else grad_scale,
                           hp if found_inf is None else found_inf,
-                          *_bits(lr, beta1, beta2, eps, weight_decay), ACC=_acc(params[0]),
+                          *_bits(lr, beta1, beta2, eps, weight_decay, *one),
+                          ACC=_acc(params[0]),
                           HAS_WD=weight_decay != 0, DECOUPLED=bool(decoupled),
                           AMSGRAD=bool(amsgrad), MAXIMIZE=bool(maximize),
                           HAS_SCALE=grad_scale is not None, HAS_INF=found_inf is not None,
-                          DEVICE_STEPS=on_dev, BLOCK=BLOCK)
+                          STEPS=mode, BLOCK=BLOCK)
 
 
 def fused_sgd(params, grads, bufs, lr, momentum, dampening, weight_decay, nesterov, maximize,

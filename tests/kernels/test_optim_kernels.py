@@ -47,7 +47,11 @@ def _devices():
     dict(weight_decay=0.1, decoupled=True, amsgrad=False, maximize=True),
     dict(weight_decay=0.2, decoupled=True, amsgrad=True, maximize=True),
 ], ids=["plain", "l2-amsgrad", "decoupled-maximize", "all"])
-def test_fused_adam(dev, dtype, opts):
+@pytest.mark.parametrize("given", ["sizes", "counters"])
+def test_fused_adam(dev, dtype, opts, given):
+    """``given``: the per-tensor step sizes as host floats, or the step counters as float32
+    scalar tensors on the device (the fused step's way: the kernel computes the bias
+    corrections)."""
     rng = np.random.default_rng(1)
     p, p0 = _tensors(rng, dtype, dev)
     g, g0 = _tensors(rng, dtype, dev)
@@ -59,9 +63,12 @@ def test_fused_adam(dev, dtype, opts):
     ss = [lr / (1 - b1 ** s) for s in steps]
     bc = [(1 - b2 ** s) ** 0.5 for s in steps]
     wd = opts["weight_decay"]
-    backend(fw.device(dev)).optim.fused_adam(p, g, m, v, x, ss, bc, lr, b1, b2, eps, wd,
-                                             opts["decoupled"], opts["amsgrad"],
-                                             opts["maximize"])
+    kw = {}
+    if given == "counters":
+        kw = {"steps": [fw.tensor(float(s), device=dev) for s in steps]}
+    backend(fw.device(dev)).optim.fused_adam(p, g, m, v, x, [] if kw else ss, [] if kw else bc,
+                                             lr, b1, b2, eps, wd, opts["decoupled"],
+                                             opts["amsgrad"], opts["maximize"], **kw)
     want_p, want_m, want_v, want_x = [], [], [], []
     for i in range(len(SIZES)):
         pi, gi = p0[i].copy(), (-g0[i] if opts["maximize"] else g0[i])
@@ -165,14 +172,20 @@ def test_fused_rmsprop(dev, dtype, opts):
     dict(weight_decay=0.0, maximize=False),
     dict(weight_decay=0.1, maximize=True),
 ], ids=["plain", "wd-maximize"])
-def test_fused_adagrad(dev, dtype, opts):
+@pytest.mark.parametrize("given", ["rates", "counters"])
+def test_fused_adagrad(dev, dtype, opts, given):
     rng = np.random.default_rng(4)
     p, p0 = _tensors(rng, dtype, dev)
     g, g0 = _tensors(rng, dtype, dev)
     s_, s0 = _tensors(rng, dtype, dev, positive=True)
     eps, wd = 1e-3, opts["weight_decay"]
     clrs = [0.1 / (1 + i * 0.05) for i in range(len(SIZES))]    # a step per tensor
-    backend(fw.device(dev)).optim.fused_adagrad(p, g, s_, clrs, eps, wd, opts["maximize"])
+    kw = {}
+    if given == "counters":     # step i + 1, lr 0.1, lr_decay 0.05: the same rates
+        kw = {"steps": [fw.tensor(float(i + 1), device=dev) for i in range(len(SIZES))],
+              "lr": 0.1, "lr_decay": 0.05}
+    backend(fw.device(dev)).optim.fused_adagrad(p, g, s_, [] if kw else clrs, eps, wd,
+                                                opts["maximize"], **kw)
     want_p, want_s = [], []
     for i in range(len(SIZES)):
         gi = (-g0[i] if opts["maximize"] else g0[i]) + wd * p0[i]
