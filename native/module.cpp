@@ -18,6 +18,7 @@ void register_softmax(py::module_& m);
 void register_pool(py::module_& m);
 void register_optim(py::module_& m);
 void register_amp(py::module_& m);
+void register_grad_norm(py::module_& m);
 void register_attention(py::module_& m);
 void register_norm(py::module_& m);
 void register_loss(py::module_& m);
@@ -53,6 +54,7 @@ PYBIND11_MODULE(_C, m) {
   fw::register_pool(m);
   fw::register_optim(m);
   fw::register_amp(m);
+  fw::register_grad_norm(m);
   fw::register_attention(m);
   fw::register_norm(m);
   fw::register_loss(m);

@@ -1,5 +1,6 @@
-"""Multi-tensor gradient norm and clipping (Triton): ``clip_grad_norm_`` on cuda in three
-launches instead of three per gradient (230 for the demo GPT's 76 parameters).
+"""Multi-tensor gradient norm and clipping (Triton), the cuda side of native/grad_norm.cpp:
+``clip_grad_norm_`` on cuda in three launches instead of three per gradient (230 for the
+demo GPT's 76 parameters).
 
 ``total_norm`` writes each program's sum of squares of one BLOCK of one tensor (tables from
 multi_tensor.py) to a partials buffer, then one program sums the partials in a fixed order
@@ -56,19 +57,9 @@ def _scale_kernel(ref, tg, numels, start, owner, total, max_norm_bits, ACC: tl.c
     tl.store(gp, (g.to(ACC) * coef.to(g.dtype).to(ACC)).to(g.dtype), mask=mask)
 
 
-def supports(tensors):
-    """Whether the multi-tensor path takes ``tensors``: contiguous, all float32 or all
-    float64 (16-bit gradients keep the per-tensor path, whose roundings are torch's), one
-    device, at least one element."""
-    ref = tensors[0]
-    dt, dev = ref.dtype, ref.device
-    return dt.name in ("float32", "float64") and any(t.numel() for t in tensors) and all(
-        t.dtype is dt and t.device == dev and t.is_contiguous() for t in tensors)
-
-
 def total_norm(tensors):
     """The 2-norm of ``tensors`` as if concatenated, a 0-d tensor of their dtype on their
-    device (``supports(tensors)`` must hold)."""
+    device (contiguous, all float32 or all float64: framework/nn/utils/clip_grad.py checks)."""
     import framework as fw
     ref = tensors[0]
     (tg, ), numels, start, owner, grid = _tables(tensors)
@@ -82,8 +73,8 @@ def total_norm(tensors):
 
 
 def scale_(tensors, max_norm, total):
-    """Every tensor *= min(max_norm / (total + 1e-6), 1), ``total`` a 1-element float
-    tensor on their device (``supports(tensors)`` must hold)."""
+    """Every tensor *= min(max_norm / (total + 1e-6), 1), ``total`` a 1-element float32 or
+    float64 tensor on their device."""
     ref = tensors[0]
     (tg, ), numels, start, owner, grid = _tables(tensors)
     _scale_kernel[(grid, )](ref, tg, numels, start, owner, total, *_params_bits(max_norm),

@@ -148,19 +148,20 @@ def test_clip_grad_norm_float64_and_mixed(device):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_clip_grad_norm_multi_tensor_kernels(device, dtype, monkeypatch):
     """Gradients crossing the cuda kernels' BLOCK (1024), an empty one, a 1-element one and
-    a partials buffer longer than the summing program's block (shrunk here): on cuda the
-    multi-tensor kernels (framework/kernels/grad_norm.py) must be the path taken, and both
-    devices must agree with torch; a non-contiguous gradient takes the per-tensor path."""
+    a partials buffer longer than the summing program's block (shrunk here): the
+    multi-tensor launchers (native/grad_norm.cpp, framework/kernels/grad_norm.py) must be
+    the path taken, and agree with torch; a non-contiguous gradient takes the per-tensor
+    path."""
     from framework._ops.alloc import backend
     ops = backend(fw.device(device)).grad_norm
     calls = []
     if device == "cuda":
         monkeypatch.setattr(ops, "_FINISH_BLOCK", 2)
-        for name in ("total_norm", "scale_"):
-            real = getattr(ops, name)
-            monkeypatch.setattr(ops, name, lambda *a, _r=real, _n=name: calls.append(_n)
-                                or _r(*a))
-    shapes = ((1025,), (3, 700), (0,), (1,), (2049,))
+    for name in ("total_norm", "scale_"):
+        real = getattr(ops, name)
+        monkeypatch.setattr(ops, name, lambda *a, _r=real, _n=name: calls.append(_n)
+                            or _r(*a))
+    shapes = ((1025,), (3, 700), (0,), (1,), (2049,), (40000,))   # 40000: 3 CPU chunks
     for max_norm, contiguous in ((0.5, True), (1e6, True), (0.5, False)):
         tp, fp = make_params(device, shapes=shapes, with_none=False, seed=3)
         tp = [torch.nn.Parameter(p.detach().to(getattr(torch, dtype))) for p in tp]
@@ -178,7 +179,7 @@ def test_clip_grad_norm_multi_tensor_kernels(device, dtype, monkeypatch):
         assert_close(f_total, t_total.numpy(), rtol=tol)
         for t, f in zip(tp, fp):
             assert_close(f.grad, t.grad.numpy(), rtol=tol, atol=tol)
-        want = ["total_norm", "scale_"] if device == "cuda" and contiguous else []
+        want = ["total_norm", "scale_"] if contiguous else []
         assert calls == want
 
 

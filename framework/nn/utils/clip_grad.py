@@ -10,9 +10,10 @@ __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_n
            "clip_grads_with_norm_"]
 
 # Devices on which torch takes its foreach (multi-tensor) path; foreach=True must refuse
-# other device types as torch does. Here the multi-tensor kernels are the cuda backend's
-# (framework/kernels/grad_norm.py: the 2-norm and the scaling, a few launches for the whole
-# model); the CPU takes the per-tensor loop either way.
+# other device types as torch does. Here both backends have multi-tensor kernels for the
+# 2-norm and the scaling (native/grad_norm.cpp, framework/kernels/grad_norm.py: one call,
+# or three launches, for the whole model), taken unless foreach=False; the per-tensor loop
+# serves the other norms and mixed lists.
 _FOREACH_DEVICES = ("cpu", "cuda")
 
 
@@ -26,6 +27,20 @@ def _no_grad(fn):
 
 def _as_list(tensors):
     return [tensors] if isinstance(tensors, _fw.Tensor) else list(tensors)
+
+
+def _multi_tensor(tensors, foreach):
+    """The backend's grad_norm launchers when they take ``tensors`` (contiguous, all float32
+    or all float64, on one device, some element), else None."""
+    if foreach is False:
+        return None
+    ref = tensors[0]
+    dt, dev = ref.dtype, ref.device
+    if dt not in (_fw.float32, _fw.float64) or not any(t.numel() for t in tensors):
+        return None
+    if not all(t.dtype is dt and t.device == dev and t.is_contiguous() for t in tensors):
+        return None
+    return _backend(dev).grad_norm
 
 
 def _check_foreach(foreach, device):
@@ -45,8 +60,8 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     first_device = tensors[0].device
     for t in tensors:
         _check_foreach(foreach, t.device)
-    ops = _backend(first_device).grad_norm
-    if norm_type == 2.0 and foreach is not False and ops.supports(tensors):
+    ops = _multi_tensor(tensors, foreach) if norm_type == 2.0 else None
+    if ops is not None:
         total = ops.total_norm(tensors)
         _check_finite(total, norm_type, error_if_nonfinite)
         return total
@@ -76,13 +91,12 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         return
     for g in grads:
         _check_foreach(foreach, g.device)
-    if (foreach is not False and isinstance(total_norm, _fw.Tensor)
-            and total_norm.numel() == 1 and total_norm.dtype in (_fw.float32, _fw.float64)
+    ops = _multi_tensor(grads, foreach)
+    if (ops is not None and isinstance(total_norm, _fw.Tensor) and total_norm.numel() == 1
+            and total_norm.dtype in (_fw.float32, _fw.float64)
             and total_norm.device == grads[0].device):
-        ops = _backend(grads[0].device).grad_norm
-        if ops.supports(grads):
-            ops.scale_(grads, max_norm, total_norm)
-            return
+        ops.scale_(grads, max_norm, total_norm)
+        return
     # Kept as a tensor (no host sync), as torch does, so the multiply stays on device
     coef = _fw.clamp(max_norm / (total_norm + 1e-6), max=1.0)
     for g in grads:
