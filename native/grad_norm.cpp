@@ -11,13 +11,6 @@
 namespace fw {
 namespace {
 
-std::vector<int64_t> chunk_starts(const Shape& numels) {
-  std::vector<int64_t> start(numels.size() + 1, 0);
-  for (size_t t = 0; t < numels.size(); t++)
-    start[t + 1] = start[t] + (numels[t] + kMultiTensorChunk - 1) / kMultiTensorChunk;
-  return start;
-}
-
 // float32 squares are summed in float within a chunk (as torch's CPU norm accumulates),
 // the partials in double.
 template <typename T>

@@ -16,13 +16,20 @@ constexpr int64_t kMultiTensorChunk = 16384;
 
 using Ptrs = std::vector<uintptr_t>;
 
+// The index of each tensor's first chunk, and the number of chunks last: tensor t's chunk
+// holding element lo is start[t] + lo / kMultiTensorChunk.
+inline std::vector<int64_t> chunk_starts(const Shape& numels) {
+  std::vector<int64_t> start(numels.size() + 1, 0);
+  for (size_t t = 0; t < numels.size(); t++)
+    start[t + 1] = start[t] + (numels[t] + kMultiTensorChunk - 1) / kMultiTensorChunk;
+  return start;
+}
+
 // Calls f(tensor index, begin, end) over all chunks of all tensors, in parallel.
 template <typename F>
 void for_chunks(const Shape& numels, F&& f) {
   const int64_t n = (int64_t)numels.size();
-  std::vector<int64_t> start(n + 1, 0);  // first chunk of each tensor
-  for (int64_t t = 0; t < n; t++)
-    start[t + 1] = start[t] + (numels[t] + kMultiTensorChunk - 1) / kMultiTensorChunk;
+  const std::vector<int64_t> start = chunk_starts(numels);
   parallel_for(0, start[n], 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; c++) {
       int64_t t = std::upper_bound(start.begin(), start.end(), c) - start.begin() - 1;

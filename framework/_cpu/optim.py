@@ -90,5 +90,6 @@ def advance_steps(steps, found_inf=None):
     for s in steps:
         s += 1
     if found_inf is not None:
+        inf = found_inf.reshape(())
         for s in steps:
-            s.sub_(found_inf.to(s.device).reshape(()).to(s.dtype))
+            s.sub_(inf.to(device=s.device, dtype=s.dtype))

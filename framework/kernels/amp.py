@@ -6,17 +6,15 @@ back to the host. 16-bit floats and float32 compute in float32, float64 in float
 import triton
 import triton.language as tl
 
-from .multi_tensor import BLOCK, at as _at, tables as _tables
+from .multi_tensor import BLOCK, at as _at, block as _block, tables as _tables
 from .pointwise import _down
 
 
 @triton.jit
 def _unscale_kernel(ref, tg, numels, start, owner, found_inf, inv_scale, ACC: tl.constexpr,
                     BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    t = tl.load(owner + pid)
-    off = (pid - tl.load(start + t)) * BLOCK + tl.arange(0, BLOCK)
-    mask = off < tl.load(numels + t)
+    t, off, numel = _block(owner, start, numels, BLOCK)
+    mask = off < numel
     gp = _at(tg, t, ref) + off
     g = tl.load(gp, mask=mask, other=0).to(ACC)
     # NaN fails the comparison too; masked lanes hold 0

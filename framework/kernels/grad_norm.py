@@ -11,8 +11,8 @@ float64 in float64."""
 import triton
 import triton.language as tl
 
-from .multi_tensor import BLOCK, at as _at, tables as _tables
-from .pointwise import _params_bits
+from .multi_tensor import BLOCK, at as _at, block as _block, tables as _tables
+from .pointwise import _params_bits, from_bits
 
 _FINISH_BLOCK = 1024
 
@@ -24,11 +24,9 @@ def _acc(t):
 @triton.jit
 def _sumsq_kernel(ref, tg, numels, start, owner, partials, ACC: tl.constexpr,
                   BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    t = tl.load(owner + pid)
-    off = (pid - tl.load(start + t)) * BLOCK + tl.arange(0, BLOCK)
-    g = tl.load(_at(tg, t, ref) + off, mask=off < tl.load(numels + t), other=0).to(ACC)
-    tl.store(partials + pid, tl.sum(g * g, axis=0))
+    t, off, numel = _block(owner, start, numels, BLOCK)
+    g = tl.load(_at(tg, t, ref) + off, mask=off < numel, other=0).to(ACC)
+    tl.store(partials + tl.program_id(0), tl.sum(g * g, axis=0))
 
 
 @triton.jit
@@ -43,14 +41,12 @@ def _finish_kernel(partials, n, out, BLOCK: tl.constexpr):
 @triton.jit
 def _scale_kernel(ref, tg, numels, start, owner, total, max_norm_bits, ACC: tl.constexpr,
                   BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    t = tl.load(owner + pid)
-    off = (pid - tl.load(start + t)) * BLOCK + tl.arange(0, BLOCK)
-    mask = off < tl.load(numels + t)
+    t, off, numel = _block(owner, start, numels, BLOCK)
+    mask = off < numel
     gp = _at(tg, t, ref) + off
     # as torch: clamp(max_norm / (total + 1e-6), max=1) in the total's dtype
     tot = tl.load(total)
-    max_norm = max_norm_bits.to(tl.int64).to(tl.float64, bitcast=True).to(tot.dtype)
+    max_norm = from_bits(max_norm_bits).to(tot.dtype)
     coef = max_norm / (tot + 1e-6)
     coef = tl.where(coef > 1.0, 1.0, coef)      # a NaN total stays NaN (tl.minimum drops it)
     g = tl.load(gp, mask=mask)

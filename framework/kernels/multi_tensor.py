@@ -74,6 +74,14 @@ def upload(values, dtype, dev):
 
 
 @triton.jit
+def block(owner, start, numels, BLOCK: tl.constexpr):
+    """(tensor index, offsets in it, its numel) of this program's BLOCK."""
+    pid = tl.program_id(0)
+    t = tl.load(owner + pid)
+    return t, (pid - tl.load(start + t)) * BLOCK + tl.arange(0, BLOCK), tl.load(numels + t)
+
+
+@triton.jit
 def at(tab, t, ref):
     """The address in table ``tab`` at ``t`` as a pointer to ``ref``'s element type."""
     return tl.load(tab + t).to(tl.pointer_type(ref.dtype.element_ty))

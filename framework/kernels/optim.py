@@ -12,8 +12,10 @@ its loads and stores off. The flag is read inside the kernel: no host sync."""
 import triton
 import triton.language as tl
 
-from .multi_tensor import BLOCK, at as _at, tables as _tables, upload as _upload
-from .pointwise import _params_bits as _bits
+from .._tensor import Tensor
+from .multi_tensor import (BLOCK, at as _at, block as _block, tables as _tables,
+                           upload as _upload)
+from .pointwise import _params_bits as _bits, from_bits as _f64
 from .pointwise_math import _pow64
 
 
@@ -25,10 +27,7 @@ def _acc(t):
 def _start(owner, start, numels, found_inf, HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
     """(tensor index, offsets, mask) of this program; the mask is all off when found_inf
     is 1."""
-    pid = tl.program_id(0)
-    t = tl.load(owner + pid)
-    off = (pid - tl.load(start + t)) * BLOCK + tl.arange(0, BLOCK)
-    numel = tl.load(numels + t)
+    t, off, numel = _block(owner, start, numels, BLOCK)
     if HAS_INF:
         numel = numel * (tl.load(found_inf) != 1.0).to(numel.dtype)
     return t, off, off < numel
@@ -67,12 +66,6 @@ def _advance_kernel(tsteps, sref, n, found_inf, HAS_INF: tl.constexpr, BLOCK: tl
     if HAS_INF:
         inc = 1.0 - tl.load(found_inf)
     tl.store(ptrs, s + inc, mask=mask)
-
-
-@triton.jit
-def _f64(bits):
-    """A float64 kernel argument passed as its bits (Triton takes a Python float as float32)."""
-    return bits.to(tl.int64).to(tl.float64, bitcast=True)
 
 
 @triton.jit
@@ -224,10 +217,12 @@ def _adagrad_kernel(ref, tp, tg, ts, tsteps, sref, numels, start, owner, hp, gra
 
 
 def _launch_args(params, hp, grad_scale, found_inf):
-    """(hp table, grad_scale, found_inf, HAS_SCALE, HAS_INF): the float64 ``hp`` table
+    """(hp table, grad_scale, found_inf, HAS_SCALE, HAS_INF): ``hp`` host values go up as
+    a float64 table (or ``hp`` is a device tensor the kernel does not read); the table
     stands in for an absent flag tensor (never read then)."""
     dev = params[0].device
-    hp = _upload(hp, "float64", dev)
+    if not isinstance(hp, Tensor):
+        hp = _upload(hp, "float64", dev)
     for name, x in (("grad_scale", grad_scale), ("found_inf", found_inf)):
         _check_flag(name, x, dev)
     return (hp, hp if grad_scale is None else grad_scale,
@@ -243,18 +238,21 @@ def _check_flag(name, x, dev):
                            f"on {x.device}")
 
 
+def _check_steps(steps, n, dev):
+    import framework as fw
+    if len(steps) != n or any(s.numel() != 1 or s.dtype != fw.float32 or s.device != dev
+                              for s in steps):
+        raise RuntimeError("fused optimizer step: steps must be float32 scalar tensors on "
+                           f"{dev}, one per param")
+
+
 def _steps(params, steps):
     """(steps list for the tables, a scalar ref, DEVICE_STEPS): with ``steps`` (the step
     counters as float32 scalar tensors on the params' device) the kernels compute the
     per-tensor step sizes from them, else they read the host's from ``hp``."""
-    import framework as fw
     if steps is None:
         return [], params[0], False
-    if len(steps) != len(params) or any(
-            s.numel() != 1 or s.dtype != fw.float32 or s.device != params[0].device
-            for s in steps):
-        raise RuntimeError("fused optimizer step: steps must be float32 scalar tensors on "
-                           f"{params[0].device}, one per param")
+    _check_steps(steps, len(params), params[0].device)
     return steps, steps[0], True
 
 
@@ -265,7 +263,7 @@ def advance_steps(steps, found_inf=None):
     if not steps:
         return
     dev = steps[0].device
-    _steps(steps, steps)
+    _check_steps(steps, len(steps), dev)
     _check_flag("found_inf", found_inf, dev)
     tab = _upload([s.data_ptr() for s in steps], "int64", dev)
     nb = 1024
@@ -290,22 +288,18 @@ def fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, step_sizes
     steps, sref, on_dev = _steps(params, steps)
     (tp, tg, tm, tv, tx, ts), numels, start, owner, grid = _tables(
         params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs if amsgrad else [], steps)
-    for name, x in (("grad_scale", grad_scale), ("found_inf", found_inf)):
-        _check_flag(name, x, params[0].device)
     # one host value for all (the counters of a group advance together): arguments, so a
     # step with counters on the host uploads nothing either
     uniform = not on_dev and len(set(step_sizes)) == 1 and len(set(bc2_sqrts)) == 1
     mode = 1 if on_dev else 2 if uniform else 0
-    hp = tp if mode else _upload((*step_sizes, *bc2_sqrts), "float64", params[0].device)
+    hp, gs, fi, has_scale, has_inf = _launch_args(
+        params, tp if mode else (*step_sizes, *bc2_sqrts), grad_scale, found_inf)
     one = (step_sizes[0], bc2_sqrts[0]) if uniform else (0.0, 0.0)
     _adam_kernel[(grid,)](params[0], tp, tg, tm, tv, tx, ts, sref, numels, start, owner, hp,
-                          len(params), hp if grad_scale is None else grad_scale,
-                          hp if found_inf is None else found_inf,
-                          *_bits(lr, beta1, beta2, eps, weight_decay, *one),
-                          ACC=_acc(params[0]),
-                          HAS_WD=weight_decay != 0, DECOUPLED=bool(decoupled),
-                          AMSGRAD=bool(amsgrad), MAXIMIZE=bool(maximize),
-                          HAS_SCALE=grad_scale is not None, HAS_INF=found_inf is not None,
+                          len(params), gs, fi, *_bits(lr, beta1, beta2, eps, weight_decay, *one),
+                          ACC=_acc(params[0]), HAS_WD=weight_decay != 0,
+                          DECOUPLED=bool(decoupled), AMSGRAD=bool(amsgrad),
+                          MAXIMIZE=bool(maximize), HAS_SCALE=has_scale, HAS_INF=has_inf,
                           STEPS=mode, BLOCK=BLOCK)
 
 

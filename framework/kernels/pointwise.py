@@ -185,11 +185,16 @@ def _ternary_kernel(out, a, b, c, n, shape, so, sa, sb, sc, p0, p1, p2, OP: tl.c
 
 
 @triton.jit
+def from_bits(bits):
+    """A float64 kernel argument from its bits (an int: Triton takes a Python float as a
+    float32), as the host's ``_params_bits`` gives them."""
+    return bits.to(tl.int64).to(tl.float64, bitcast=True)
+
+
+@triton.jit
 def _params(p0, p1, p2):
     """The float64 parameters from their bits (int64)."""
-    return (p0.to(tl.int64).to(tl.float64, bitcast=True),
-            p1.to(tl.int64).to(tl.float64, bitcast=True),
-            p2.to(tl.int64).to(tl.float64, bitcast=True))
+    return from_bits(p0), from_bits(p1), from_bits(p2)
 
 
 # ---- host side ------------------------------------------------------------------------

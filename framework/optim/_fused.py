@@ -81,11 +81,10 @@ class _Amp:
         on_gpu = sdev.type != "cpu" and sdev == device and all(
             s.device == sdev and s.dtype == _fw.float32 for s in steps)
         if not on_gpu:
-            backend(_fw.device("cpu")).optim.advance_steps(steps)
-            counts = [s.item() for s in steps]
-            if self.inf is not None:
-                for s in steps:
-                    s.sub_(self._on(self.inf, s.device).reshape(()).to(s.dtype))
+            # the advanced counts, read before a skipped step (found_inf) takes them back:
+            # its sizes are never used, but a first step's count of 0 would divide by zero
+            counts = [s.item() + 1 for s in steps]
+            backend(_fw.device("cpu")).optim.advance_steps(steps, self.inf)
             return counts
         backend(sdev).optim.advance_steps(steps, self._on(self.inf, sdev))
         return None
