@@ -33,7 +33,15 @@
 # - the tests not reached go in a file of node ids for the next call: TEST_LIST=ids.txt
 #   (the ids hold spaces);
 # - on a cold machine each benchmark needs a minute (torch's import, Triton's first compiles
-#   and autotuning) even with --quick: BENCH_TIMEOUT=60 at least.
+#   and autotuning) even with --quick: BENCH_TIMEOUT=60 at least; train.py --quick 100-150 s.
+# What the fourth session learnt:
+# - TEST_LIST with 1,787 ids collected nothing on the device (pytest 9.1.1, exit 5; the same
+#   arguments collect here): name the files that hold them instead;
+# - the extension can be built here for the device's Python 3.12 and carried (SKIP_BUILD=1),
+#   saving the build's device time: in a checkout, with pyenv's 3.12 and a venv holding
+#   pybind11, numpy and scipy-openblas32,
+#     FRAMEWORK_ARCH=x86-64-v3 python3.12 setup.py -q build_ext --inplace
+#   (x86-64-v3: the device's CPU is not this one; the OpenBLAS library is found at import).
 # Before spending device time, `make compile-check COMPILE_CHECK_TESTS=tests` compiles every
 # kernel the tests launch for sm_90 on a machine without a GPU.
 set -u

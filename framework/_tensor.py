@@ -831,12 +831,18 @@ class _UntypedStorage:
         return self._s.device
 
     def cpu(self):
-        """Host memory of this storage. A simulated cuda storage already lives on the host,
-        so this aliases it: Triton's interpreter then runs in place, with no copies."""
+        """This storage in host memory: a copy of a cuda storage on a GPU. A simulated cuda
+        storage already lives on the host, so there this aliases it: Triton's interpreter
+        then runs in place, with no copies."""
         s = self._s
         if s.device.type == "cpu":
             return self
         from . import cuda
+        if not cuda.is_simulated():
+            from ._ops import alloc
+            host = alloc.storage(s.nbytes, CPU)
+            cuda._runtime.copy_bytes(host, s, s.nbytes)
+            return _UntypedStorage(host)
         return _UntypedStorage(cuda._host_alias(s), host_alias=True)
 
     def copy_(self, other):

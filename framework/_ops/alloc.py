@@ -90,6 +90,9 @@ def empty(shape, dtype, device):
         except MemoryError:
             raise cpu_oom(n) from None
         st = Storage(buf.ptr, n, CPU, buf)
+    elif device.type == "cuda":  # the other hot path: straight to the cuda runtime
+        runtime = _runtime if _runtime is not None else _cuda_runtime()
+        st = runtime.alloc_storage(n, device)
     else:
         st = storage(n, device)
     stride = _strides_cache.get(shape)

@@ -223,14 +223,27 @@ def driver_release(method, handle):
 
 def alloc_storage(nbytes, device):
     """A new uninitialised storage of ``nbytes`` bytes on cuda device ``device``."""
-    s = state()
-    index = device.index if device.index is not None else current_index()
+    # every cuda op result comes here: state(), current_index(), allocator() and
+    # stream_handle() are inlined for their common cases
+    s = _state if _state is not None else state()
+    index = device.index
+    if index is None:  # "cuda": the storage is on the current device, and says which
+        index = getattr(_tls, "device", 0)
+        device = _device_cls("cuda", index)
     if index >= s.count:
         check_index(index)
     if nbytes == 0:
         return Storage(0, 0, device, None)
-    alloc = s.allocator(index)
-    block = alloc.malloc(nbytes, stream_handle(index))
+    alloc = s.allocators[index]
+    if alloc is None:
+        alloc = s.allocator(index)
+    stream = 0  # the default stream, unless this thread made another one current
+    streams = getattr(_tls, "streams", None)
+    if streams:
+        current = streams.get(index)
+        if current is not None:
+            stream = current.cuda_stream
+    block = alloc.malloc(nbytes, stream)
     return Storage(block.ptr, nbytes, device, DeviceBuffer(alloc, block))
 
 

@@ -10,7 +10,7 @@ Streams are ints (the ``CUstream`` handle; 0 is the default stream). Events come
 backend's ``record_event(stream)``, ``query_event(event) -> bool`` and
 ``synchronize_event(event)`` (or from hooks given to the allocator, as tests do).
 """
-import bisect
+from bisect import bisect_left, insort
 import os
 import threading
 
@@ -77,7 +77,7 @@ class Block:
         self.allocated = False
         self.prev = None
         self.next = None
-        self.stream_uses = set()
+        self.stream_uses = None      # the set of other streams, made by record_stream
         self.event_count = 0
 
     def is_split(self):
@@ -92,38 +92,26 @@ class Block:
 
 
 class _Pool:
-    """Free blocks ordered by (stream, size, ptr), for best-fit search on one stream."""
+    """Free blocks ordered by (stream, size, ptr), for best-fit search on one stream.
+
+    One sorted list of ``(stream, size, ptr, block)``: no two free blocks share a ptr, so
+    comparisons never reach the block, and no dict is needed beside the list."""
 
     def __init__(self, small):
         self.small = small
-        self.keys = []
-        self.blocks = {}
+        self.entries = []
 
     def insert(self, block):
-        k = block.key()
-        bisect.insort(self.keys, k)
-        self.blocks[k] = block
+        insort(self.entries, (block.stream, block.size, block.ptr, block))
 
     def remove(self, block):
-        k = block.key()
-        i = bisect.bisect_left(self.keys, k)
-        assert i < len(self.keys) and self.keys[i] == k, "block not in pool"
-        del self.keys[i]
-        del self.blocks[k]
-
-    def best_fit(self, stream, size):
-        """The smallest free block of ``stream`` holding ``size`` bytes (lowest address on
-        ties), or None."""
-        i = bisect.bisect_left(self.keys, (stream, size, -1))
-        if i < len(self.keys) and self.keys[i][0] == stream:
-            return self.blocks[self.keys[i]]
-        return None
+        entries = self.entries
+        i = bisect_left(entries, (block.stream, block.size, block.ptr))
+        assert i < len(entries) and entries[i][3] is block, "block not in pool"
+        del entries[i]
 
     def __iter__(self):
-        return iter(list(self.blocks.values()))
-
-    def __len__(self):
-        return len(self.keys)
+        return iter([entry[3] for entry in self.entries])
 
 
 class Stat:
@@ -146,6 +134,8 @@ class Stat:
 _STAT_NAMES = ("allocation", "segment", "active", "allocated_bytes", "reserved_bytes",
                "active_bytes", "requested_bytes")
 _POOL_NAMES = ("all", "small_pool", "large_pool")
+# the stats every malloc and free changes, in the order of the unrolled updates
+_HOT_NAMES = ("allocation", "allocated_bytes", "active", "active_bytes", "requested_bytes")
 
 
 class CachingAllocator:
@@ -168,7 +158,13 @@ class CachingAllocator:
         self._segments = {}          # segment base ptr -> head block
         self._active = {}            # ptr -> allocated Block
         self._events = []            # [event, block] awaiting completion, in record order
+        # name -> [all, small_pool, large_pool]. Of "all" only the peak is kept, the other
+        # fields are the pools' sums (added when read): half the updates of malloc and free
         self._stats = {name: [Stat() for _ in _POOL_NAMES] for name in _STAT_NAMES}
+        # the _HOT_NAMES Stats of the large and small pool (index: small) and of "all"
+        self._pool_stats = tuple(tuple(self._stats[name][i] for name in _HOT_NAMES)
+                                 for i in (2, 1))
+        self._all_stats = tuple(self._stats[name][0] for name in _HOT_NAMES)
         self.memory_fraction_limit = None   # bytes, from set_per_process_memory_fraction
         self._total = None                  # the device's capacity, asked for once
         self.num_alloc_retries = 0
@@ -178,22 +174,53 @@ class CachingAllocator:
 
     # -- stats helpers ---------------------------------------------------------------------
     def _update(self, name, small, amount):
-        # inlined Stat.update on the "all" and the pool's stat: this runs 5 times per
-        # malloc and per free, on the per-op hot path
+        """Changes stat ``name`` of one pool by ``amount`` (segments: off the hot path)."""
         arr = self._stats[name]
-        a, p = arr[0], arr[1 if small else 2]
-        a.current += amount
-        p.current += amount
-        if amount > 0:
-            a.allocated += amount
-            p.allocated += amount
-            if a.current > a.peak:
-                a.peak = a.current
-            if p.current > p.peak:
-                p.peak = p.current
-        else:
-            a.freed -= amount
-            p.freed -= amount
+        arr[1 if small else 2].update(amount)
+        arr[0].peak = max(arr[0].peak, arr[1].current + arr[2].current)
+
+    def _count_malloc(self, small, size, requested):
+        """Counts a new allocation of ``size`` bytes (``requested`` asked for): unrolled,
+        since a call per stat costs more than the updates themselves."""
+        n, b, a, ab, r = self._pool_stats[small]
+        n_o, b_o, a_o, ab_o, r_o = self._pool_stats[not small]
+        n_all, b_all, a_all, ab_all, r_all = self._all_stats
+        # each stat: the pool's current, allocated and peak, then the peak of "all"
+        c = n.current = n.current + 1
+        n.allocated += 1
+        if c > n.peak:
+            n.peak = c
+        c += n_o.current
+        if c > n_all.peak:
+            n_all.peak = c
+        c = b.current = b.current + size
+        b.allocated += size
+        if c > b.peak:
+            b.peak = c
+        c += b_o.current
+        if c > b_all.peak:
+            b_all.peak = c
+        c = a.current = a.current + 1
+        a.allocated += 1
+        if c > a.peak:
+            a.peak = c
+        c += a_o.current
+        if c > a_all.peak:
+            a_all.peak = c
+        c = ab.current = ab.current + size
+        ab.allocated += size
+        if c > ab.peak:
+            ab.peak = c
+        c += ab_o.current
+        if c > ab_all.peak:
+            ab_all.peak = c
+        c = r.current = r.current + requested
+        r.allocated += requested
+        if c > r.peak:
+            r.peak = c
+        c += r_o.current
+        if c > r_all.peak:
+            r_all.peak = c
 
     # -- allocation --------------------------------------------------------------------------
     def malloc(self, nbytes, stream=0):
@@ -201,13 +228,22 @@ class CachingAllocator:
         if nbytes < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension: {nbytes}")
         with self._lock:
-            self._process_events()
+            if self._events:  # blocks wait for other streams (record_stream): rare
+                self._process_events()
             size = round_size(nbytes)
             small = size <= kSmallSize
             pool = self._small if small else self._large
-            block = self._get_free_block(pool, stream, size)
-            if block is not None:
-                pool.remove(block)
+            # the best fit: the first entry from (stream, size) on (which sorts before all of
+            # that stream and size) is the smallest block holding size bytes, lowest address
+            # on ties. One over max_split_size serves only an oversize request (oversize
+            # blocks are kept for those) it does not exceed by kLargeBuffer (that would
+            # waste it); being the smallest fit, if it breaks a rule every larger one does
+            entries = pool.entries
+            i = bisect_left(entries, (stream, size))
+            if i < len(entries) and entries[i][0] == stream and (
+                    entries[i][1] < self.max_split_size
+                    or (self.max_split_size <= size and entries[i][1] < size + kLargeBuffer)):
+                block = entries.pop(i)[3]  # out of the pool by its index
             else:
                 alloc_size = allocation_size(size)
                 if self._total is None:
@@ -229,18 +265,25 @@ class CachingAllocator:
                 if block is None:
                     self.num_ooms += 1
                     raise OutOfMemoryError(self._oom_message(alloc_size))
-            return self._use_block(block, pool, size, nbytes)
-
-    def _get_free_block(self, pool, stream, size):
-        block = pool.best_fit(stream, size)
-        if block is None:
-            return None
-        # the first fit is the smallest, so if it breaks a rule every larger block does too
-        if size < self.max_split_size <= block.size:
-            return None  # keep oversize blocks for oversize requests
-        if size >= self.max_split_size and block.size >= size + kLargeBuffer:
-            return None  # an oversize block far larger than needed would be wasted
-        return block
+            # split off the tail the request does not need. A large block keeps its tail
+            # only if the tail is large too, so that the large pool does not fill up with
+            # slivers small requests can never use
+            remaining = block.size - size
+            if (remaining >= kMinBlockSize if small else
+                    size < self.max_split_size and remaining > kSmallSize):
+                rest = Block(block.ptr + size, block.size - size, block.stream, small)
+                rest.prev = block
+                rest.next = block.next
+                if rest.next is not None:
+                    rest.next.prev = rest
+                block.next = rest
+                block.size = size
+                pool.insert(rest)
+            block.allocated = True
+            block.requested = nbytes
+            self._active[block.ptr] = block
+            self._count_malloc(small, block.size, nbytes)
+            return block
 
     def _release_available_cached_blocks(self, pool, stream, size):
         """Frees cached oversize segments of ``stream`` (the smallest one that is big
@@ -284,35 +327,6 @@ class CachingAllocator:
         self._update("reserved_bytes", small, alloc_size)
         return block
 
-    def _should_split(self, block, size):
-        remaining = block.size - size
-        if block.small:
-            return remaining >= kMinBlockSize
-        # a large block keeps its tail only if the tail is large too, so that the large
-        # pool does not fill up with slivers small requests can never use
-        return size < self.max_split_size and remaining > kSmallSize
-
-    def _use_block(self, block, pool, size, requested):
-        """Marks a free block (already out of its pool) allocated, splitting off the tail."""
-        if self._should_split(block, size):
-            rest = Block(block.ptr + size, block.size - size, block.stream, block.small)
-            rest.prev = block
-            rest.next = block.next
-            if rest.next is not None:
-                rest.next.prev = rest
-            block.next = rest
-            block.size = size
-            pool.insert(rest)
-        block.allocated = True
-        block.requested = requested
-        self._active[block.ptr] = block
-        self._update("allocation", block.small, 1)
-        self._update("allocated_bytes", block.small, block.size)
-        self._update("active", block.small, 1)
-        self._update("active_bytes", block.small, block.size)
-        self._update("requested_bytes", block.small, requested)
-        return block
-
     # -- freeing -----------------------------------------------------------------------------
     def free(self, block):
         """Returns a block to the cache. If other streams used it (record_stream), it is
@@ -322,16 +336,21 @@ class CachingAllocator:
                 raise RuntimeError(f"invalid device pointer: {block.ptr:#x}")
             del self._active[block.ptr]
             block.allocated = False
-            self._update("allocation", block.small, -1)
-            self._update("allocated_bytes", block.small, -block.size)
-            self._update("requested_bytes", block.small, -block.requested)
+            # the pool's allocation, allocated_bytes and requested_bytes ("all": the sums)
+            n, b, _, _, r = self._pool_stats[block.small]
+            n.current -= 1
+            n.freed += 1
+            b.current -= block.size
+            b.freed += block.size
+            r.current -= block.requested
+            r.freed += block.requested
             block.requested = 0
             if block.stream_uses:
                 for s in sorted(block.stream_uses):
                     self._events.append([self._record_event(s) if self._record_event else None,
                                          block])
                     block.event_count += 1
-                block.stream_uses.clear()
+                block.stream_uses = None
             else:
                 self._free_block(block)
 
@@ -345,34 +364,41 @@ class CachingAllocator:
 
     def _free_block(self, block):
         """Puts an inactive block back in its pool, merged with free neighbours."""
-        size = block.size
-        pool = self._small if block.small else self._large
-        for neighbour in (block.prev, block.next):
-            if neighbour is None or neighbour.allocated or neighbour.event_count > 0:
-                continue
-            pool.remove(neighbour)
-            if neighbour is block.prev:
-                # the merged block starts where the previous one did
-                block.ptr = neighbour.ptr
-                block.prev = neighbour.prev
-                if block.prev is not None:
-                    block.prev.next = block
-                elif neighbour.ptr in self._segments:
-                    self._segments[neighbour.ptr] = block
-            else:
-                block.next = neighbour.next
-                if block.next is not None:
-                    block.next.prev = block
-            block.size += neighbour.size
+        small = block.small
+        pool = self._small if small else self._large
+        # the pool's active and active_bytes ("all": the sums)
+        _, _, a, ab, _ = self._pool_stats[small]
+        a.current -= 1
+        a.freed += 1
+        ab.current -= block.size
+        ab.freed += block.size
+        prev = block.prev
+        if prev is not None and not prev.allocated and prev.event_count == 0:
+            # the merged block starts where the previous one did
+            pool.remove(prev)
+            block.ptr = prev.ptr
+            block.size += prev.size
+            block.prev = prev.prev
+            if block.prev is not None:
+                block.prev.next = block
+            elif prev.ptr in self._segments:
+                self._segments[prev.ptr] = block
+        nxt = block.next
+        if nxt is not None and not nxt.allocated and nxt.event_count == 0:
+            pool.remove(nxt)
+            block.size += nxt.size
+            block.next = nxt.next
+            if block.next is not None:
+                block.next.prev = block
         pool.insert(block)
-        self._update("active", block.small, -1)
-        self._update("active_bytes", block.small, -size)
 
     def record_stream(self, block, stream):
         """Marks ``block`` as used by ``stream``: after ``free`` it is reused only once the
         work queued on ``stream`` up to that free has completed."""
         with self._lock:
             if stream != block.stream:
+                if block.stream_uses is None:
+                    block.stream_uses = set()
                 block.stream_uses.add(stream)
 
     def _process_events(self):
@@ -432,22 +458,25 @@ class CachingAllocator:
 
     # -- stats -----------------------------------------------------------------------------
     def memory_allocated(self):
-        return self._stats["allocated_bytes"][0].current
+        st = self._stats["allocated_bytes"]
+        return st[1].current + st[2].current
 
     def max_memory_allocated(self):
         return self._stats["allocated_bytes"][0].peak
 
     def memory_reserved(self):
-        return self._stats["reserved_bytes"][0].current
+        st = self._stats["reserved_bytes"]
+        return st[1].current + st[2].current
 
     def max_memory_reserved(self):
         return self._stats["reserved_bytes"][0].peak
 
     def reset_peak_memory_stats(self):
         with self._lock:
-            for arr in self._stats.values():
-                for st in arr:
-                    st.peak = st.current
+            for all_, small, large in self._stats.values():
+                small.peak = small.current
+                large.peak = large.current
+                all_.peak = small.current + large.current
 
     def reset_accumulated_memory_stats(self):
         with self._lock:
@@ -461,8 +490,11 @@ class CachingAllocator:
         """A flat dict with PyTorch's keys ("allocated_bytes.all.current", ...)."""
         with self._lock:
             out = {}
-            for name, arr in self._stats.items():
-                for pool_name, st in zip(_POOL_NAMES, arr):
+            for name, (all_, small, large) in self._stats.items():
+                for field in ("current", "allocated", "freed"):
+                    out[f"{name}.all.{field}"] = getattr(small, field) + getattr(large, field)
+                out[f"{name}.all.peak"] = all_.peak
+                for pool_name, st in (("small_pool", small), ("large_pool", large)):
                     for field in Stat.__slots__:
                         out[f"{name}.{pool_name}.{field}"] = getattr(st, field)
             inactive = [b for p in (self._small, self._large) for b in p if b.is_split()]

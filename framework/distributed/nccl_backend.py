@@ -186,12 +186,14 @@ class Library:
 # ---- finding and loading the library ---------------------------------------------------
 
 def find_library():
-    """The path of ``libnccl.so.2`` from the ``nvidia-nccl-cu12`` wheel, or None."""
+    """The path of ``libnccl.so.2`` from the ``nvidia-nccl-cu12`` (or ``-cu13``) wheel, or None."""
     spec = importlib.util.find_spec("nvidia")
     if spec is None or not spec.submodule_search_locations:
         return None
     for root in spec.submodule_search_locations:
-        hits = glob.glob(os.path.join(root, "nccl", "lib", "libnccl.so*"))
+        # nvidia/nccl/lib in the cu12 wheels; later wheels may share nvidia/cu13/lib
+        hits = (glob.glob(os.path.join(root, "nccl", "lib", "libnccl.so*"))
+                or glob.glob(os.path.join(root, "*", "lib", "libnccl.so*")))
         if hits:
             return sorted(hits)[0]
     return None

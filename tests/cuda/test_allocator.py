@@ -59,7 +59,9 @@ def check_consistent(alloc, backend):
                 assert b.next.prev is b
             b = b.next
         assert ptr == base + total
-    assert set(alloc._small.keys) | set(alloc._large.keys) == free_keys
+    entries = alloc._small.entries + alloc._large.entries
+    assert all(e[:3] == e[3].key() for e in entries)  # no block changed in its pool
+    assert {e[:3] for e in entries} == free_keys
     assert alloc.memory_allocated() == allocated
     assert alloc.memory_reserved() == reserved == backend.used
 
