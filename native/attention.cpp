@@ -1,9 +1,12 @@
 // Attention kernels of the CPU backend: scaled dot-product attention forward and backward
 // in query/key tiles (flash attention), never holding more than a tile of the score matrix.
 //
-// Layout: q (Z, Hq, Lq, D), k (Z, Hkv, Lk, D), v (Z, Hkv, Lk, Dv), out/dout (Z, Hq, Lq, Dv)
-// contiguous, of float32 or float64 (the launcher converts 16-bit inputs to float32); query
-// head h reads key/value head h / (Hq / Hkv) (grouped-query attention). lse (Z, Hq, Lq) is
+// Layout: q (Z, Hq, Lq, D), k (Z, Hkv, Lk, D), v (Z, Hkv, Lk, Dv), out/dout (Z, Hq, Lq, Dv),
+// of float32 or float64 (the launcher converts 16-bit inputs to float32); query head h reads
+// key/value head h / (Hq / Hkv) (grouped-query attention). The inputs q, k, v, out, dout are
+// read through their 4 strides (z, h, l, d), of which d must be 1 and l at least the last
+// dimension (the row stride of a GEMM operand): the heads split off a fused qkv projection
+// are read in place. The results out, lse, dq, dk, dv are contiguous. lse (Z, Hq, Lq) is
 // the log-sum-exp of each row's scaled, masked scores, in the compute type (+inf for a row
 // with every key masked out, so that exp(s - lse) is 0 there in the backward and the row's
 // output is 0).
@@ -64,6 +67,11 @@ inline bool keep_of(uint64_t seed, uint64_t ctr, float p) {
 
 struct AttnShape {
   int64_t Z, Hq, Hkv, Lq, Lk, D, Dv;
+};
+
+// Strides (in elements) of a 4-D input over (z, h, l); its last dimension is contiguous.
+struct Str {
+  int64_t z = 0, h = 0, l = 0;
 };
 
 struct Mask {
@@ -174,16 +182,16 @@ inline A exp_sum(A* x, int64_t n, A ref) {
   return row_sum(x, n);
 }
 
-// dst (cols x rows, row stride ld) = src^T (src: rows x cols, contiguous), in 16-row strips
-// so that each inner loop writes 16 contiguous elements.
+// dst (cols x rows, row stride ld) = src^T (src: rows x cols, row stride lds), in 16-row
+// strips so that each inner loop writes 16 contiguous elements.
 template <typename A>
-void transpose(const A* src, A* dst, int64_t rows, int64_t cols, int64_t ld) {
+void transpose(const A* src, int64_t lds, A* dst, int64_t rows, int64_t cols, int64_t ld) {
   int64_t r0 = 0;
   for (; r0 + 16 <= rows; r0 += 16)
     for (int64_t c = 0; c < cols; c++)
-      for (int64_t r = 0; r < 16; r++) dst[c * ld + r0 + r] = src[(r0 + r) * cols + c];
+      for (int64_t r = 0; r < 16; r++) dst[c * ld + r0 + r] = src[(r0 + r) * lds + c];
   for (; r0 < rows; r0++)
-    for (int64_t c = 0; c < cols; c++) dst[c * ld + r0] = src[r0 * cols + c];
+    for (int64_t c = 0; c < cols; c++) dst[c * ld + r0] = src[r0 * lds + c];
 }
 
 // Scores of rows [i0, i0 + bm) x keys [j0, j0 + bn) (already scaled in s, row stride bn):
@@ -212,8 +220,8 @@ void mask_tile(A* s, const AttnShape& sh, const Mask& mk, bool causal, int64_t z
 }
 
 template <typename A>
-void forward(const A* q, const A* k, const A* v, const Mask& mk, A* out, A* lse,
-             const AttnShape& sh, A scale, bool causal, const Drop& dr) {
+void forward(const A* q, Str sq, const A* k, Str sk, const A* v, Str sv, const Mask& mk, A* out,
+             A* lse, const AttnShape& sh, A scale, bool causal, const Drop& dr) {
   int64_t BM, BN;
   tiles(sh, false, BM, BN);
   const int64_t nqb = (sh.Lq + BM - 1) / BM, group = sh.Hq / sh.Hkv;
@@ -226,12 +234,12 @@ void forward(const A* q, const A* k, const A* v, const Mask& mk, A* out, A* lse,
     for (int64_t t = b; t < e; t++) {
       const int64_t zh = t / nqb, i0 = (t % nqb) * BM, z = zh / sh.Hq, h = zh % sh.Hq;
       const int64_t bm = std::min(BM, sh.Lq - i0);
-      const int64_t zk = z * sh.Hkv + h / group;
-      const A* qt = q + (zh * sh.Lq + i0) * sh.D;
-      const A* kh = k + zk * sh.Lk * sh.D;
-      const A* vh = v + zk * sh.Lk * sh.Dv;
+      const int64_t hk = h / group, zk = z * sh.Hkv + hk;
+      const A* qt = q + z * sq.z + h * sq.h + i0 * sq.l;
+      const A* kh = k + z * sk.z + hk * sk.h;
+      const A* vh = v + z * sv.z + hk * sv.h;
       if (kt_head != zk) {   // K^T, so that the score GEMMs are NN (no packing per call)
-        transpose(kh, kt.data(), sh.Lk, sh.D, ldk);
+        transpose(kh, sk.l, kt.data(), sh.Lk, sh.D, ldk);
         kt_head = zk;
       }
       std::fill(o.begin(), o.end(), A(0));
@@ -242,7 +250,7 @@ void forward(const A* q, const A* k, const A* v, const Mask& mk, A* out, A* lse,
         const int64_t bn = std::min(BN, kend - j0);
         // beta = 1 over zeros: OpenBLAS takes its small-matrix kernel only then
         std::fill(s.begin(), s.begin() + bm * bn, A(0));
-        gemm(CblasNoTrans, CblasNoTrans, bm, bn, sh.D, scale, qt, sh.D, kt.data() + j0, ldk,
+        gemm(CblasNoTrans, CblasNoTrans, bm, bn, sh.D, scale, qt, sq.l, kt.data() + j0, ldk,
              A(1), s.data(), bn);
         mask_tile(s.data(), sh, mk, causal, z, h, i0, bm, j0, bn);
         for (int64_t r = 0; r < bm; r++) {
@@ -264,7 +272,7 @@ void forward(const A* q, const A* k, const A* v, const Mask& mk, A* out, A* lse,
           }
         }
         gemm(CblasNoTrans, CblasNoTrans, bm, sh.Dv, bn, A(1), s.data(), bn,
-             vh + j0 * sh.Dv, sh.Dv, A(1), o.data(), sh.Dv);
+             vh + j0 * sv.l, sv.l, A(1), o.data(), sh.Dv);
       }
       A* ot = out + (zh * sh.Lq + i0) * sh.Dv;
       A* lt = lse + zh * sh.Lq + i0;
@@ -278,9 +286,9 @@ void forward(const A* q, const A* k, const A* v, const Mask& mk, A* out, A* lse,
 }
 
 template <typename A>
-void backward(const A* q, const A* k, const A* v, const Mask& mk, const A* out,
-              const A* lse, const A* dout, A* dq, A* dk, A* dv, const AttnShape& sh, A scale,
-              bool causal, const Drop& dr) {
+void backward(const A* q, Str sq, const A* k, Str sk, const A* v, Str sv, const Mask& mk,
+              const A* out, Str so, const A* lse, const A* dout, Str sd, A* dq, A* dk, A* dv,
+              const AttnShape& sh, A scale, bool causal, const Drop& dr) {
   int64_t BM, BN;
   tiles(sh, true, BM, BN);
   const int64_t group = sh.Hq / sh.Hkv;
@@ -291,20 +299,21 @@ void backward(const A* q, const A* k, const A* v, const Mask& mk, const A* out,
         vt(sh.Dv * ldk);
     for (int64_t zk = b; zk < e; zk++) {
       const int64_t z = zk / sh.Hkv, hk = zk % sh.Hkv;
-      const A* kh = k + zk * sh.Lk * sh.D;
-      const A* vh = v + zk * sh.Lk * sh.Dv;
-      transpose(kh, kt.data(), sh.Lk, sh.D, ldk);   // NN GEMMs below (OpenBLAS's small path)
-      transpose(vh, vt.data(), sh.Lk, sh.Dv, ldk);
+      const A* kh = k + z * sk.z + hk * sk.h;
+      const A* vh = v + z * sv.z + hk * sv.h;
+      // K^T, V^T: NN GEMMs below (OpenBLAS's small path)
+      transpose(kh, sk.l, kt.data(), sh.Lk, sh.D, ldk);
+      transpose(vh, sv.l, vt.data(), sh.Lk, sh.Dv, ldk);
       A* dkh = dk + zk * sh.Lk * sh.D;
       A* dvh = dv + zk * sh.Lk * sh.Dv;
       std::fill(dkh, dkh + sh.Lk * sh.D, A(0));
       std::fill(dvh, dvh + sh.Lk * sh.Dv, A(0));
       for (int64_t g = 0; g < group; g++) {
-        const int64_t zh = z * sh.Hq + hk * group + g;
+        const int64_t h = hk * group + g, zh = z * sh.Hq + h;
         std::fill(dq + zh * sh.Lq * sh.D, dq + (zh + 1) * sh.Lq * sh.D, A(0));
         for (int64_t i = 0; i < sh.Lq; i++) {   // delta = rowsum(dO * O)
-          const A* o = out + (zh * sh.Lq + i) * sh.Dv;
-          const A* d = dout + (zh * sh.Lq + i) * sh.Dv;
+          const A* o = out + z * so.z + h * so.h + i * so.l;
+          const A* d = dout + z * sd.z + h * sd.h + i * sd.l;
           A acc = 0;
           for (int64_t c = 0; c < sh.Dv; c++) acc += o[c] * d[c];
           delta[g * sh.Lq + i] = acc;
@@ -317,15 +326,15 @@ void backward(const A* q, const A* k, const A* v, const Mask& mk, const A* out,
           // causal: rows i < j0 see none of these keys
           for (int64_t i0 = causal ? j0 / BM * BM : 0; i0 < sh.Lq; i0 += BM) {
             const int64_t bm = std::min(BM, sh.Lq - i0);
-            const A* qt = q + (zh * sh.Lq + i0) * sh.D;
-            const A* dot = dout + (zh * sh.Lq + i0) * sh.Dv;
+            const A* qt = q + z * sq.z + h * sq.h + i0 * sq.l;
+            const A* dot = dout + z * sd.z + h * sd.h + i0 * sd.l;
             std::fill(p.begin(), p.begin() + bm * bn, A(0));
             std::fill(dp.begin(), dp.begin() + bm * bn, A(0));
-            gemm(CblasNoTrans, CblasNoTrans, bm, bn, sh.D, scale, qt, sh.D, kt.data() + j0, ldk,
-                 A(1), p.data(), bn);
+            gemm(CblasNoTrans, CblasNoTrans, bm, bn, sh.D, scale, qt, sq.l, kt.data() + j0,
+                 ldk, A(1), p.data(), bn);
             mask_tile(p.data(), sh, mk, causal, z, h, i0, bm, j0, bn);
             // dPd = dO V^T (the gradient of the dropped probabilities)
-            gemm(CblasNoTrans, CblasNoTrans, bm, bn, sh.Dv, A(1), dot, sh.Dv, vt.data() + j0,
+            gemm(CblasNoTrans, CblasNoTrans, bm, bn, sh.Dv, A(1), dot, sd.l, vt.data() + j0,
                  ldk, A(1), dp.data(), bn);
             for (int64_t r = 0; r < bm; r++) {
               A* pr = p.data() + r * bn;
@@ -346,12 +355,12 @@ void backward(const A* q, const A* k, const A* v, const Mask& mk, const A* out,
               }
             }
             // dV += Pd^T dO, dK += scale dS^T Q, dQ += scale dS K
-            gemm(CblasTrans, CblasNoTrans, bn, sh.Dv, bm, A(1), p.data(), bn, dot, sh.Dv,
+            gemm(CblasTrans, CblasNoTrans, bn, sh.Dv, bm, A(1), p.data(), bn, dot, sd.l,
                  A(1), dvh + j0 * sh.Dv, sh.Dv);
-            gemm(CblasTrans, CblasNoTrans, bn, sh.D, bm, scale, dp.data(), bn, qt, sh.D,
+            gemm(CblasTrans, CblasNoTrans, bn, sh.D, bm, scale, dp.data(), bn, qt, sq.l,
                  A(1), dkh + j0 * sh.D, sh.D);
             gemm(CblasNoTrans, CblasNoTrans, bm, sh.D, bn, scale, dp.data(), bn,
-                 kh + j0 * sh.D, sh.D, A(1), dq + (zh * sh.Lq + i0) * sh.D, sh.D);
+                 kh + j0 * sk.l, sk.l, A(1), dq + (zh * sh.Lq + i0) * sh.D, sh.D);
           }
         }
       }
@@ -368,6 +377,18 @@ Mask mask_of(uintptr_t p, int kind, const std::vector<int64_t>& s) {
   return mk;
 }
 
+// The (z, h, l) strides of an input of `rows` x `cols` matrices, given its 4 strides: the
+// last must be 1 and the row stride at least `cols` (a GEMM's leading dimension), either
+// of no account where that dimension has a single element.
+Str strides_of(const std::vector<int64_t>& s, int64_t rows, int64_t cols, const char* name) {
+  if (s.size() != 4) fail(std::string("sdpa: ") + name + " strides must have 4 entries");
+  Str st{s[0], s[1], rows <= 1 ? cols : s[2]};
+  if ((cols > 1 && s[3] != 1) || st.l < cols)
+    fail(std::string("sdpa: ") + name + " must have a contiguous last dimension and rows " +
+         "that do not overlap");
+  return st;
+}
+
 void check_shape(const AttnShape& sh) {
   if (sh.Z < 0 || sh.Hq < 1 || sh.Hkv < 1 || sh.Hq % sh.Hkv || sh.Lq < 0 || sh.Lk < 0 ||
       sh.D < 1 || sh.Dv < 1)
@@ -378,47 +399,56 @@ void check_shape(const AttnShape& sh) {
 
 void register_attention(py::module_& m) {
   // out, lse = attention(q, k, v); see the header comment for layouts
-  m.def("sdpa_forward", [](int dt, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t mask,
-                           int mask_kind, std::vector<int64_t> ms, uintptr_t out, uintptr_t lse,
-                           std::vector<int64_t> shape, double scale, bool causal, double p,
-                           uint64_t seed, uint64_t offset) {
+  m.def("sdpa_forward", [](int dt, uintptr_t q, std::vector<int64_t> qs, uintptr_t k,
+                           std::vector<int64_t> ks, uintptr_t v, std::vector<int64_t> vs,
+                           uintptr_t mask, int mask_kind, std::vector<int64_t> ms, uintptr_t out,
+                           uintptr_t lse, std::vector<int64_t> shape, double scale, bool causal,
+                           double p, uint64_t seed, uint64_t offset) {
     AttnShape sh{shape.at(0), shape.at(1), shape.at(2), shape.at(3), shape.at(4), shape.at(5),
              shape.at(6)};
     check_shape(sh);
+    const Str sq = strides_of(qs, sh.Lq, sh.D, "query"), sk = strides_of(ks, sh.Lk, sh.D, "key"),
+              sv = strides_of(vs, sh.Lk, sh.Dv, "value");
     const Mask mk = mask_of(mask, mask_kind, ms);
     const Drop dr{p, seed, offset};
     py::gil_scoped_release nogil;
     if (dt == 8)
-      forward<float>(ptr<const float>(q), ptr<const float>(k), ptr<const float>(v), mk,
-                     ptr<float>(out), ptr<float>(lse), sh, (float)scale, causal, dr);
+      forward<float>(ptr<const float>(q), sq, ptr<const float>(k), sk, ptr<const float>(v), sv,
+                     mk, ptr<float>(out), ptr<float>(lse), sh, (float)scale, causal, dr);
     else if (dt == 9)
-      forward<double>(ptr<const double>(q), ptr<const double>(k), ptr<const double>(v), mk,
-                      ptr<double>(out), ptr<double>(lse), sh, scale, causal, dr);
+      forward<double>(ptr<const double>(q), sq, ptr<const double>(k), sk, ptr<const double>(v),
+                      sv, mk, ptr<double>(out), ptr<double>(lse), sh, scale, causal, dr);
     else
       not_implemented("scaled_dot_product_attention", dt);
   });
   // dq, dk, dv of attention given dout, out and lse of its forward
-  m.def("sdpa_backward", [](int dt, uintptr_t q, uintptr_t k, uintptr_t v, uintptr_t mask,
-                            int mask_kind, std::vector<int64_t> ms, uintptr_t out, uintptr_t lse,
-                            uintptr_t dout, uintptr_t dq, uintptr_t dk, uintptr_t dv,
+  m.def("sdpa_backward", [](int dt, uintptr_t q, std::vector<int64_t> qs, uintptr_t k,
+                            std::vector<int64_t> ks, uintptr_t v, std::vector<int64_t> vs,
+                            uintptr_t mask, int mask_kind, std::vector<int64_t> ms, uintptr_t out,
+                            std::vector<int64_t> os, uintptr_t lse, uintptr_t dout,
+                            std::vector<int64_t> dos, uintptr_t dq, uintptr_t dk, uintptr_t dv,
                             std::vector<int64_t> shape, double scale, bool causal, double p,
                             uint64_t seed, uint64_t offset) {
     AttnShape sh{shape.at(0), shape.at(1), shape.at(2), shape.at(3), shape.at(4), shape.at(5),
              shape.at(6)};
     check_shape(sh);
+    const Str sq = strides_of(qs, sh.Lq, sh.D, "query"), sk = strides_of(ks, sh.Lk, sh.D, "key"),
+              sv = strides_of(vs, sh.Lk, sh.Dv, "value"),
+              so = strides_of(os, sh.Lq, sh.Dv, "output"),
+              sd = strides_of(dos, sh.Lq, sh.Dv, "grad_output");
     const Mask mk = mask_of(mask, mask_kind, ms);
     const Drop dr{p, seed, offset};
     py::gil_scoped_release nogil;
     if (dt == 8)
-      backward<float>(ptr<const float>(q), ptr<const float>(k), ptr<const float>(v), mk,
-                      ptr<const float>(out), ptr<const float>(lse), ptr<const float>(dout),
-                      ptr<float>(dq), ptr<float>(dk), ptr<float>(dv), sh, (float)scale,
-                      causal, dr);
+      backward<float>(ptr<const float>(q), sq, ptr<const float>(k), sk, ptr<const float>(v), sv,
+                      mk, ptr<const float>(out), so, ptr<const float>(lse),
+                      ptr<const float>(dout), sd, ptr<float>(dq), ptr<float>(dk),
+                      ptr<float>(dv), sh, (float)scale, causal, dr);
     else if (dt == 9)
-      backward<double>(ptr<const double>(q), ptr<const double>(k), ptr<const double>(v), mk,
-                       ptr<const double>(out), ptr<const double>(lse), ptr<const double>(dout),
-                       ptr<double>(dq), ptr<double>(dk), ptr<double>(dv), sh, scale, causal,
-                       dr);
+      backward<double>(ptr<const double>(q), sq, ptr<const double>(k), sk,
+                       ptr<const double>(v), sv, mk, ptr<const double>(out), so,
+                       ptr<const double>(lse), ptr<const double>(dout), sd, ptr<double>(dq),
+                       ptr<double>(dk), ptr<double>(dv), sh, scale, causal, dr);
     else
       not_implemented("scaled_dot_product_attention_backward", dt);
   });

@@ -1,6 +1,8 @@
 """CPU launchers: scaled dot-product attention (native/attention.cpp), the same launchers
 as framework/kernels/attention.py. The native kernels compute in float32 or float64:
-16-bit inputs are converted to float32 first and the results converted back."""
+16-bit inputs are converted to float32 first and the results converted back. The inputs
+(q, k, v, out, dout) go by pointer and their 4 strides, with a contiguous last dimension
+(framework/_ops/attention.py sees to it); the results are contiguous."""
 from .. import _C, _dtype
 from . import copy as _copy
 
@@ -12,6 +14,10 @@ def _mask_args(mask):
         return 0, 0, []
     kind = 1 if mask.dtype is _dtype.bool else 2
     return mask.data_ptr(), kind, list(mask.stride())
+
+
+def _st(t):
+    return list(t._stride)
 
 
 def _dims(q, k, v):
@@ -40,22 +46,24 @@ def sdpa_forward(q, k, v, mask, out, lse, scale, causal, dropout_p, seed, offset
     res = _f32(out)
     q, k, v = _f32(q), _f32(k), _f32(v)
     mp, kind, ms = _mask_args(mask)
-    _C.sdpa_forward(q.dtype.code, q.data_ptr(), k.data_ptr(), v.data_ptr(), mp, kind, ms,
-                    res.data_ptr(), lse.data_ptr(), _dims(q, k, v), float(scale), bool(causal),
-                    float(dropout_p), int(seed), int(offset))
+    _C.sdpa_forward(q.dtype.code, q.data_ptr(), _st(q), k.data_ptr(), _st(k), v.data_ptr(),
+                    _st(v), mp, kind, ms, res.data_ptr(), lse.data_ptr(), _dims(q, k, v),
+                    float(scale), bool(causal), float(dropout_p), int(seed), int(offset))
     _back(out, res)
 
 
 def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, dropout_p, seed,
                   offset):
-    """dq, dk, dv of sdpa_forward given dout (all contiguous, of q's dtype)."""
+    """dq, dk, dv (contiguous) of sdpa_forward given dout (of q's dtype; q, k, v, out and
+    dout with a contiguous last dimension)."""
     q, k, v, out, dout = _f32(q), _f32(k), _f32(v), _f32(out), _f32(dout)
     rq, rk, rv = _f32(dq), _f32(dk), _f32(dv)
     mp, kind, ms = _mask_args(mask)
-    _C.sdpa_backward(q.dtype.code, q.data_ptr(), k.data_ptr(), v.data_ptr(), mp, kind, ms,
-                     out.data_ptr(), lse.data_ptr(), dout.data_ptr(), rq.data_ptr(),
-                     rk.data_ptr(), rv.data_ptr(), _dims(q, k, v), float(scale), bool(causal),
-                     float(dropout_p), int(seed), int(offset))
+    _C.sdpa_backward(q.dtype.code, q.data_ptr(), _st(q), k.data_ptr(), _st(k), v.data_ptr(),
+                     _st(v), mp, kind, ms, out.data_ptr(), _st(out), lse.data_ptr(),
+                     dout.data_ptr(), _st(dout), rq.data_ptr(), rk.data_ptr(), rv.data_ptr(),
+                     _dims(q, k, v), float(scale), bool(causal), float(dropout_p), int(seed),
+                     int(offset))
     _back(dq, rq)
     _back(dk, rk)
     _back(dv, rv)

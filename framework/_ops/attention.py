@@ -4,7 +4,10 @@ _fused_sdpa_backward (dq, dk, dv from the saved log-sum-exp, recomputing the pro
 tile by tile). nn.functional.scaled_dot_product_attention brings its arguments to the
 4-D layout these take: q (Z, Hq, Lq, D), k (Z, Hkv, Lk, D), v (Z, Hkv, Lk, Dv), the mask
 None or a (possibly broadcast) view of shape (Z, Hq, Lq, Lk), bool or of the compute dtype
-(float32, float64 for float64 inputs).
+(float32, float64 for float64 inputs). The kernels read q, k, v (and the saved output and its
+gradient) through their strides, so the heads of a fused qkv projection (split, view,
+transpose) go in as they are: only an input whose last dimension is not contiguous, or whose
+rows overlap, is copied (``rowwise``). Their results are contiguous.
 
 The kernels (native/attention.cpp, framework/kernels/attention.py) never hold the Lq x Lk
 scores. Dropout masks come from a (seed, offset) pair of the device's Philox stream and are
@@ -17,8 +20,21 @@ from . import alloc
 from .pointwise import convert, cpp_type_name
 
 
-def _contig(x):
-    return x if x.is_contiguous() else convert(x, x.dtype, x._storage.device)
+def rows_ok(x):
+    """Whether the kernels take the 4-D ``x`` in place: its last dimension contiguous (stride
+    1) and its rows apart by at least a row (the leading dimension of the CPU's GEMMs);
+    either is of no account where that dimension has one element."""
+    L, D = x._shape[-2], x._shape[-1]
+    sl, sd = x._stride[-2], x._stride[-1]
+    return (sd == 1 or D <= 1) and (sl >= D or L <= 1)
+
+
+def rowwise(x, dtype=None):
+    """``x`` (of ``dtype``, x's own by default) as the kernels take it: itself where it is,
+    a contiguous copy otherwise."""
+    if (dtype is None or x.dtype is dtype) and rows_ok(x):
+        return x
+    return convert(x, dtype or x.dtype, x._storage.device)
 
 
 def acc_dtype(dtype):
@@ -65,7 +81,7 @@ def fused_sdpa(qkv, attn_mask=None, dropout_p=0.0, is_causal=False, scale=1.0, s
     """(out, lse): softmax(q k^T * scale + mask) v and each row's log-sum-exp (+inf for a
     row with every key masked out, whose output is 0)."""
     q, k, v, dev = _check(qkv, attn_mask)
-    q, k, v = _contig(q), _contig(k), _contig(v)
+    q, k, v = rowwise(q), rowwise(k), rowwise(v)
     Z, Hq, Lq, _ = q.shape
     out = alloc.empty((Z, Hq, Lq, v.size(3)), q.dtype, dev)
     lse = alloc.empty((Z, Hq, Lq), acc_dtype(q.dtype), dev)
@@ -80,10 +96,8 @@ def fused_sdpa_backward(grad_out, qkv, attn_mask, output, lse, dropout_p, is_cau
     """[dq, dk, dv] of _fused_sdpa given the gradient of its output ``output``. Not
     differentiable itself (as PyTorch's fused attention backward kernels)."""
     q, k, v, dev = _check(qkv, attn_mask)
-    q, k, v, out = _contig(q), _contig(k), _contig(v), _contig(output)
-    dout = grad_out
-    if dout.dtype is not q.dtype or not dout.is_contiguous():
-        dout = convert(dout, q.dtype, dev)
+    q, k, v, out = rowwise(q), rowwise(k), rowwise(v), rowwise(output)
+    dout = rowwise(grad_out, q.dtype)
     dq = alloc.empty(q._shape, q.dtype, dev)
     dk = alloc.empty(k._shape, k.dtype, dev)
     dv = alloc.empty(v._shape, v.dtype, dev)

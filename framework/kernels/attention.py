@@ -1,8 +1,10 @@
 """Attention kernels (Triton): flash attention forward and backward, the cuda side of
 native/attention.cpp with the same launchers and semantics.
 
-Layout: q (Z, Hq, Lq, D), k (Z, Hkv, Lk, D), v (Z, Hkv, Lk, Dv), out/dout (Z, Hq, Lq, Dv)
-contiguous, of one floating dtype; query head h reads key/value head h // (Hq // Hkv).
+Layout: q (Z, Hq, Lq, D), k (Z, Hkv, Lk, D), v (Z, Hkv, Lk, Dv), out/dout (Z, Hq, Lq, Dv),
+of one floating dtype; query head h reads key/value head h // (Hq // Hkv). The inputs q, k,
+v, out, dout are read through their 4 strides (z, h, l, d), so the heads of a fused qkv
+projection need no copy; the results (out, lse, dq, dk, dv) are contiguous.
 lse (Z, Hq, Lq) holds each row's log-sum-exp of the scaled, masked scores in the compute
 dtype (float32, float64 for float64 inputs); +inf for a row whose keys are all masked out,
 whose output is 0 (as PyTorch) and whose probabilities exp(s - lse) are 0 in the backward.
@@ -92,6 +94,13 @@ def _scores(q, kt, scale, m_ptr, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n, Lq, L
 
 
 @triton.jit
+def _tile(P, z, h, sz, sh, rows, cols, sl, sd):
+    """Pointers to the (rows, cols) tile of head (z, h) of a 4-D input of strides sz..sd."""
+    return P + z.to(tl.int64) * sz + h.to(tl.int64) * sh + \
+        rows.to(tl.int64) * sl + cols.to(tl.int64) * sd
+
+
+@triton.jit
 def _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p):
     ctr = offset + ((zh.to(tl.int64) * Lq + offs_m[:, None].to(tl.int64)) * Lk +
                     offs_n[None, :].to(tl.int64)).to(tl.uint64)
@@ -100,7 +109,8 @@ def _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p):
 
 
 @triton.jit
-def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV, ms0, ms1, ms2, ms3,
+def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
+                sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd, ms0, ms1, ms2, ms3,
                 seed: tl.uint64, offset: tl.uint64, p: tl.float32,
                 keep_scale: tl.float64,
                 MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
@@ -110,12 +120,12 @@ def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV, m
     zh = tl.program_id(1)
     z = zh // Hq
     h = zh % Hq
-    zk = z * Hkv + h // (Hq // Hkv)
+    hk = h // (Hq // Hkv)
     offs_m = pid * BM + tl.arange(0, BM)
     offs_d = tl.arange(0, BD)
     offs_dv = tl.arange(0, BDV)
     q_rows = zh.to(tl.int64) * Lq + offs_m
-    q = tl.load(Q + q_rows[:, None] * D + offs_d[None, :],
+    q = tl.load(_tile(Q, z, h, sqz, sqh, offs_m[:, None], offs_d[None, :], sql, sqd),
                 mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D), other=0)
     acc_t = LSE.dtype.element_ty
     m_i = tl.full([BM], float("-inf"), acc_t)
@@ -126,8 +136,7 @@ def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV, m
         hi = tl.minimum(Lk, (pid + 1) * BM)
     for start in range(0, hi, BN):
         offs_n = start + tl.arange(0, BN)
-        k_rows = zk.to(tl.int64) * Lk + offs_n
-        kt = tl.load(K + k_rows[None, :] * D + offs_d[:, None],
+        kt = tl.load(_tile(K, z, hk, skz, skh, offs_n[None, :], offs_d[:, None], skl, skd),
                      mask=(offs_n[None, :] < Lk) & (offs_d[:, None] < D), other=0)
         s, valid = _scores(q, kt, _acc(scale, acc_t), M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
                            Lq, Lk, MASK, CAUSAL, IEEE)
@@ -139,7 +148,7 @@ def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV, m
         if DROP:
             keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
             pr = tl.where(keep, pr * _acc(keep_scale, acc_t), 0)
-        v = tl.load(V + k_rows[:, None] * DV + offs_dv[None, :],
+        v = tl.load(_tile(V, z, hk, svz, svh, offs_n[:, None], offs_dv[None, :], svl, svd),
                     mask=(offs_n[:, None] < Lk) & (offs_dv[None, :] < DV), other=0)
         acc = acc * alpha[:, None] + _dot(_down(pr, v.dtype), v, IEEE).to(acc_t)
         m_i = m_new
@@ -151,21 +160,29 @@ def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV, m
 
 
 @triton.jit
-def _delta_kernel(O, DO, DELTA, Lq, DV, BM: tl.constexpr, BDV: tl.constexpr):
-    rows = tl.program_id(1).to(tl.int64) * Lq + tl.program_id(0) * BM + tl.arange(0, BM)
-    in_rows = tl.program_id(0) * BM + tl.arange(0, BM) < Lq
+def _delta_kernel(O, DO, DELTA, Hq, Lq, DV, soz, soh, sol, sod, sdz, sdh, sdl, sdd,
+                  BM: tl.constexpr, BDV: tl.constexpr):
+    zh = tl.program_id(1)
+    z = zh // Hq
+    h = zh % Hq
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    rows = zh.to(tl.int64) * Lq + offs_m
+    in_rows = offs_m < Lq
     offs = tl.arange(0, BDV)
     msk = in_rows[:, None] & (offs[None, :] < DV)
     acc_t = DELTA.dtype.element_ty
-    o = tl.load(O + rows[:, None] * DV + offs[None, :], mask=msk, other=0).to(acc_t)
-    do = tl.load(DO + rows[:, None] * DV + offs[None, :], mask=msk, other=0).to(acc_t)
+    o = tl.load(_tile(O, z, h, soz, soh, offs_m[:, None], offs[None, :], sol, sod), mask=msk,
+                other=0).to(acc_t)
+    do = tl.load(_tile(DO, z, h, sdz, sdh, offs_m[:, None], offs[None, :], sdl, sdd), mask=msk,
+                 other=0).to(acc_t)
     tl.store(DELTA + rows, tl.sum(o * do, 1), mask=in_rows)
 
 
 @triton.jit
 def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
-                 ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64, p: tl.float32,
-                 keep_scale: tl.float64,
+                 sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
+                 sdz, sdh, sdl, sdd, ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
+                 p: tl.float32, keep_scale: tl.float64,
                  MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                  IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
                  BDV: tl.constexpr):
@@ -179,9 +196,9 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
     offs_dv = tl.arange(0, BDV)
     k_rows = zk.to(tl.int64) * Lk + offs_n
     n_in = offs_n < Lk
-    k = tl.load(K + k_rows[:, None] * D + offs_d[None, :],
+    k = tl.load(_tile(K, z, hk, skz, skh, offs_n[:, None], offs_d[None, :], skl, skd),
                 mask=n_in[:, None] & (offs_d[None, :] < D), other=0)
-    v = tl.load(V + k_rows[:, None] * DV + offs_dv[None, :],
+    v = tl.load(_tile(V, z, hk, svz, svh, offs_n[:, None], offs_dv[None, :], svl, svd),
                 mask=n_in[:, None] & (offs_dv[None, :] < DV), other=0)
     acc_t = LSE.dtype.element_ty
     sc = _acc(scale, acc_t)
@@ -197,9 +214,9 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
             offs_m = start + tl.arange(0, BM)
             q_rows = zh.to(tl.int64) * Lq + offs_m
             m_in = offs_m < Lq
-            q = tl.load(Q + q_rows[:, None] * D + offs_d[None, :],
+            q = tl.load(_tile(Q, z, h, sqz, sqh, offs_m[:, None], offs_d[None, :], sql, sqd),
                         mask=m_in[:, None] & (offs_d[None, :] < D), other=0)
-            do = tl.load(DO + q_rows[:, None] * DV + offs_dv[None, :],
+            do = tl.load(_tile(DO, z, h, sdz, sdh, offs_m[:, None], offs_dv[None, :], sdl, sdd),
                          mask=m_in[:, None] & (offs_dv[None, :] < DV), other=0)
             lse = tl.load(LSE + q_rows, mask=m_in, other=float("inf"))
             delta = tl.load(DELTA + q_rows, mask=m_in, other=0)
@@ -224,8 +241,9 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
 
 @triton.jit
 def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
-               ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64, p: tl.float32,
-                 keep_scale: tl.float64,
+               sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
+               sdz, sdh, sdl, sdd, ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
+               p: tl.float32, keep_scale: tl.float64,
                MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
                BDV: tl.constexpr):
@@ -233,15 +251,15 @@ def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, L
     zh = tl.program_id(1)
     z = zh // Hq
     h = zh % Hq
-    zk = z * Hkv + h // (Hq // Hkv)
+    hk = h // (Hq // Hkv)
     offs_m = pid * BM + tl.arange(0, BM)
     offs_d = tl.arange(0, BD)
     offs_dv = tl.arange(0, BDV)
     q_rows = zh.to(tl.int64) * Lq + offs_m
     m_in = offs_m < Lq
-    q = tl.load(Q + q_rows[:, None] * D + offs_d[None, :],
+    q = tl.load(_tile(Q, z, h, sqz, sqh, offs_m[:, None], offs_d[None, :], sql, sqd),
                 mask=m_in[:, None] & (offs_d[None, :] < D), other=0)
-    do = tl.load(DO + q_rows[:, None] * DV + offs_dv[None, :],
+    do = tl.load(_tile(DO, z, h, sdz, sdh, offs_m[:, None], offs_dv[None, :], sdl, sdd),
                  mask=m_in[:, None] & (offs_dv[None, :] < DV), other=0)
     acc_t = LSE.dtype.element_ty
     sc = _acc(scale, acc_t)
@@ -253,11 +271,10 @@ def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, L
         hi = tl.minimum(Lk, (pid + 1) * BM)
     for start in range(0, hi, BN):
         offs_n = start + tl.arange(0, BN)
-        k_rows = zk.to(tl.int64) * Lk + offs_n
         n_in = offs_n < Lk
-        k = tl.load(K + k_rows[:, None] * D + offs_d[None, :],
+        k = tl.load(_tile(K, z, hk, skz, skh, offs_n[:, None], offs_d[None, :], skl, skd),
                     mask=n_in[:, None] & (offs_d[None, :] < D), other=0)
-        vt = tl.load(V + k_rows[None, :] * DV + offs_dv[:, None],
+        vt = tl.load(_tile(V, z, hk, svz, svh, offs_n[None, :], offs_dv[:, None], svl, svd),
                      mask=n_in[None, :] & (offs_dv[:, None] < DV), other=0)
         s, valid = _scores(q, tl.trans(k), sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
                            Lq, Lk, MASK, CAUSAL, IEEE)
@@ -287,6 +304,10 @@ def _mask_args(q, mask):
     return mask, kind, tuple(mask.stride())
 
 
+def _st(t):
+    return tuple(t.stride())
+
+
 def _dims(q, k, v):
     Z, Hq, Lq, D = q.shape
     return Z, Hq, k.shape[1], Lq, k.shape[2], D, v.shape[3]
@@ -309,13 +330,14 @@ def sdpa_forward(q, k, v, mask, out, lse, scale, causal, dropout_p, seed, offset
     m, ms, flags, rng, sc = _common(q, mask, scale, causal, dropout_p, seed, offset)
     bm, bn, warps = _blocks(max(D, Dv), False)
     grid = (cdiv(Lq, bm), Z * Hq)
-    _fwd_kernel[grid](q, k, v, m, out, lse, sc, Hq, Hkv, Lq, Lk, D, Dv, *ms, *rng,
+    _fwd_kernel[grid](q, k, v, m, out, lse, sc, Hq, Hkv, Lq, Lk, D, Dv, *_st(q), *_st(k),
+                      *_st(v), *ms, *rng,
                       BM=bm, BN=bn, BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps, **flags)
 
 
 def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, dropout_p, seed,
                   offset):
-    """dq, dk, dv of sdpa_forward given dout (all contiguous, of q's dtype)."""
+    """dq, dk, dv (contiguous) of sdpa_forward given dout (of q's dtype)."""
     from .._ops import alloc
     Z, Hq, Hkv, Lq, Lk, D, Dv = _dims(q, k, v)
     if Lk == 0 or Lq == 0:
@@ -326,15 +348,16 @@ def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, drop
     m, ms, flags, rng, sc = _common(q, mask, scale, causal, dropout_p, seed, offset)
     bm, bn, warps = _blocks(max(D, Dv), True)
     delta = alloc.empty(tuple(lse.shape), lse.dtype, lse._storage.device)
-    _delta_kernel[(cdiv(Lq, bm), Z * Hq)](out, dout, delta, Lq, Dv, BM=bm,
-                                          BDV=_pow2(Dv))
+    _delta_kernel[(cdiv(Lq, bm), Z * Hq)](out, dout, delta, Hq, Lq, Dv, *_st(out),
+                                          *_st(dout), BM=bm, BDV=_pow2(Dv))
     s = sc
+    st = _st(q) + _st(k) + _st(v) + _st(dout)
     _dkdv_kernel[(cdiv(Lk, bn), Z * Hkv)](q, k, v, m, dout, lse, delta, dk, dv, s, Hq,
-                                          Hkv, Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
+                                          Hkv, Lq, Lk, D, Dv, *st, *ms, *rng, BM=bm, BN=bn,
                                           BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
                                           **flags)
     _dq_kernel[(cdiv(Lq, bm), Z * Hq)](q, k, v, m, dout, lse, delta, dq, s, Hq, Hkv,
-                                       Lq, Lk, D, Dv, *ms, *rng, BM=bm, BN=bn,
+                                       Lq, Lk, D, Dv, *st, *ms, *rng, BM=bm, BN=bn,
                                        BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
                                        **flags)
 

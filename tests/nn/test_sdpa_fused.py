@@ -275,3 +275,142 @@ def test_double_backward_not_implemented_like_torch(device):
     g, = fw.autograd.grad(F.scaled_dot_product_attention(q, q, q).sum(), q, create_graph=True)
     with pytest.raises(RuntimeError, match="not implemented"):
         g.sum().backward()
+
+
+# -- strided inputs: read in place through their strides, copied only when the last dimension
+# is not contiguous (or rows overlap) --------------------------------------------------------
+
+def _spy_backend(monkeypatch, device):
+    """Records, per launcher call, whether each tensor input was contiguous."""
+    from framework._ops import alloc
+    be = alloc.backend(fw.empty(0, device=device)._storage.device).attention
+    seen = []
+    for name, idx in (("sdpa_forward", (0, 1, 2)), ("sdpa_backward", (0, 1, 2, 4, 6))):
+        real = getattr(be, name)
+
+        def spy(*a, _real=real, _name=name, _idx=idx, **k):
+            seen.append((_name, [a[i].is_contiguous() for i in _idx]))
+            return _real(*a, **k)
+        monkeypatch.setattr(be, name, spy)
+    return seen
+
+
+@pytest.mark.parametrize("Hq,Hkv,causal", [(4, 4, True), (4, 2, True), (4, 1, False)])
+def test_split_heads_in_place_match_torch(device, monkeypatch, Hq, Hkv, causal):
+    """q, k, v as a GPT makes them (split of a fused projection, view, transpose: strided,
+    last dimension contiguous) and the gradient as it arrives (a transposed view): no copy
+    anywhere, float64 output and gradients as torch's."""
+    torch = pytest.importorskip("torch")
+    B, T, D = 2, 19, 8
+    Cq, Ck = Hq * D, Hkv * D
+    x0 = _rand((B, T, Cq + 2 * Ck), 0)
+    g0 = _rand((B, T, Hq, D), 1)
+
+    def heads(lib_x):
+        q, k, v = lib_x.split([Cq, Ck, Ck], dim=2)
+        return (q.reshape(B, T, Hq, D).transpose(1, 2), k.reshape(B, T, Hkv, D).transpose(1, 2),
+                v.reshape(B, T, Hkv, D).transpose(1, 2))
+
+    xt = torch.tensor(x0, requires_grad=True)
+    want = torch.nn.functional.scaled_dot_product_attention(*heads(xt), is_causal=causal,
+                                                            enable_gqa=Hq != Hkv)
+    want.backward(torch.tensor(g0).transpose(1, 2))
+    seen = _spy_backend(monkeypatch, device)
+    copies = []
+    real_convert = attn_ops.convert
+    monkeypatch.setattr(attn_ops, "convert", lambda *a, **k: copies.append(1) or
+                        real_convert(*a, **k))
+    x = fw.tensor(x0, dtype=fw.float64, device=device, requires_grad=True)
+    q, k, v = heads(x)
+    assert not q.is_contiguous() and q.stride(-1) == 1
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=Hq != Hkv)
+    out.backward(fw.tensor(g0, dtype=fw.float64, device=device).transpose(1, 2))
+    assert [s[0] for s in seen] == ["sdpa_forward", "sdpa_backward"]
+    assert seen[0][1] == [False, False, False]            # q, k, v went in as views
+    assert seen[1][1] == [False, False, False, True, False]   # ... and dout (out is fresh)
+    assert not copies
+    _close([to_np(out), to_np(x.grad)], [want.detach().numpy(), xt.grad.numpy()], 1e-12)
+
+
+@pytest.mark.parametrize("dtype,tol", [(fw.float64, 1e-12), (fw.float32, 2e-5),
+                                       (fw.float16, 2e-2)])
+@pytest.mark.parametrize("layout", ["transposed", "sliced_last", "overlapping_rows"])
+def test_fused_op_strided_layouts(device, monkeypatch, dtype, tol, layout):
+    """The op itself (_fused_sdpa and its backward) on strided q, k, v and dout: transposed
+    views go in place; a last dimension of stride 2 and rows of stride 0 (an expanded key)
+    are copied first. Against float64 NumPy, GQA (4 query heads over 2 key heads)."""
+    Z, Hq, Hkv, L, S, D = 2, 4, 2, 21, 18, 8
+    arrs = [_rand((Z, Hq, L, D), 0), _rand((Z, Hkv, S, D), 1), _rand((Z, Hkv, S, D), 2)]
+    dout = _rand((Z, Hq, L, D), 3)
+    if layout == "overlapping_rows":
+        arrs[1] = np.broadcast_to(arrs[1][:, :, :1], arrs[1].shape).copy()
+    rq = [to_np(fw.tensor(a, dtype=dtype)).astype(np.float64) for a in arrs + [dout]]
+    want = _ref(*rq[:3], causal=True, scale=0.4, dout=rq[3])
+
+    def strided(a, leaf=True):
+        if layout == "sliced_last":       # every other element of a doubled last dimension
+            base = fw.tensor(np.repeat(a, 2, axis=-1), dtype=dtype, device=device,
+                             requires_grad=leaf)
+            return base, base[..., ::2]
+        base = fw.tensor(np.ascontiguousarray(np.swapaxes(a, 1, 2)), dtype=dtype,
+                         device=device, requires_grad=leaf)
+        return base, base.transpose(1, 2)
+
+    leaves, views = zip(*(strided(a) for a in arrs))
+    views = list(views)
+    if layout == "overlapping_rows":      # key rows all one row: stride 0 over Lk
+        kb = fw.tensor(np.ascontiguousarray(np.swapaxes(arrs[1][:, :, :1], 1, 2)), dtype=dtype,
+                       device=device, requires_grad=True)
+        views[1] = kb.transpose(1, 2).expand(Z, Hkv, S, D)
+        leaves = (leaves[0], kb, leaves[2])
+        assert views[1].stride(2) == 0
+    assert all(not t.is_contiguous() for t in views)
+    copies = []
+    real_convert = attn_ops.convert
+    monkeypatch.setattr(attn_ops, "convert", lambda *a, **k: copies.append(1) or
+                        real_convert(*a, **k))
+    out, lse = fw._fused_sdpa(views, None, 0.0, True, 0.4, 0, 0)
+    assert out.is_contiguous() and lse.is_contiguous()
+    out.backward(strided(dout, leaf=False)[1])
+    assert bool(copies) == (layout != "transposed")
+
+    def grad(i):
+        g = to_np(leaves[i].grad).astype(np.float64)
+        if layout == "sliced_last":
+            return g[..., ::2]
+        return np.swapaxes(g, 1, 2)   # for the expanded key: summed over the keys
+
+    got = [to_np(out)] + [grad(i) for i in range(3)]
+    want = list(want)
+    if layout == "overlapping_rows":
+        want[2] = want[2].sum(2, keepdims=True)
+    _close(got, want, tol)
+
+
+def test_strided_gradcheck(device):
+    """gradcheck through split/view/transpose heads (GQA), float64."""
+    B, T, Hq, Hkv, D = 1, 3, 2, 1, 2
+    x = fw.tensor(_rand((B, T, (Hq + 2 * Hkv) * D), 0), dtype=fw.float64, device=device,
+                  requires_grad=True)
+
+    def f(x):
+        q, k, v = x.split([Hq * D, Hkv * D, Hkv * D], dim=2)
+        q = q.view(B, T, Hq, D).transpose(1, 2)
+        k = k.view(B, T, Hkv, D).transpose(1, 2)
+        v = v.view(B, T, Hkv, D).transpose(1, 2)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    assert fw.autograd.gradcheck(f, [x])
+
+
+def test_native_strides_checked():
+    """The CPU kernel refuses a last dimension that is not contiguous or overlapping rows
+    (the launchers copy those) instead of reading out of bounds."""
+    from framework import _C
+    q = fw.randn(1, 1, 4, 8)
+    lse = fw.empty(1, 1, 4)
+    dims = [1, 1, 1, 4, 4, 8, 8]
+    ok = [32, 32, 8, 1]
+    for bad in ([32, 32, 8, 2], [32, 32, 0, 1], [32, 32, 8]):
+        with pytest.raises(RuntimeError, match="sdpa"):
+            _C.sdpa_forward(8, q.data_ptr(), bad, q.data_ptr(), ok, q.data_ptr(), ok, 0, 0, [],
+                            q.data_ptr(), lse.data_ptr(), dims, 1.0, False, 0.0, 0, 0)

@@ -145,9 +145,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         n = Z * hq * L * S
         seed, offset = _random.resolve(None, query._storage.device)._take(n)
-    # the kernels take contiguous inputs: copied here, the op saves the copies for its
-    # backward, which would otherwise copy the strided views (split heads) a second time
-    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    # the kernels read strided inputs (the heads split off a fused projection) in place; one
+    # whose last dimension is not contiguous is copied here, so that the op saves the copy
+    # for its backward, which would otherwise copy it a second time
+    q, k, v = (t if _attention_ops.rows_ok(t) else t.contiguous() for t in (q, k, v))
     out, _ = framework._fused_sdpa([q, k, v], attn_mask, float(dropout_p), bool(is_causal),
                                    scale_factor, seed, offset)
     return out.reshape(batch + (L, Ev))
