@@ -1,0 +1,33 @@
+"""bench/test_ids.py: the TEST_LIST ids that bench/gpu_check.sh hands to pytest on a GPU."""
+import importlib.util
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _test_ids():
+    spec = importlib.util.spec_from_file_location("test_ids",
+                                                  os.path.join(ROOT, "bench", "test_ids.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_ids_kept_replaced_or_dropped(tmp_path, monkeypatch, capsys):
+    (tmp_path / "test_x.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.parametrize('d', ['cpu', 'cuda'])\n"
+        "@pytest.mark.parametrize('f', [lambda: 1, abs])\n"
+        "def test_f(d, f):\n    pass\n"
+        "def test_g():\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    got = _test_ids().current([
+        "test_x.py::test_g",                   # collected: kept
+        "test_x.py::test_f[abs-cuda]",         # collected: kept
+        "test_x.py::test_f[<lambda>-cuda]",    # holds '<': its function
+        "test_x.py::test_f[f7-cuda]",          # stale: its function (once)
+        "test_x.py::test_gone[cuda]",          # no such function: dropped
+    ])
+    assert got == ["test_x.py::test_g", "test_x.py::test_f[abs-cuda]", "test_x.py::test_f"]
+    err = capsys.readouterr().err
+    assert "test_gone[cuda]: no such test now" in err and "as test_x.py::test_f" in err
