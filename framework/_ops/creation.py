@@ -224,7 +224,9 @@ def from_numpy(ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     dt = _dtype._FROM_NP.get(ndarray.dtype) or _dtype.from_numpy_dtype(ndarray.dtype)
     strides, itemsize = ndarray.strides, ndarray.itemsize
-    if not ndarray.flags.c_contiguous:
+    # element strides kept by byte strides: a data set's items share one layout
+    stride = _NP_STRIDES.get((strides, itemsize))
+    if stride is None:
         if any(s < 0 for s in strides):
             raise ValueError(
                 "At least one stride in the given numpy array is negative, and tensors with "
@@ -233,8 +235,13 @@ def from_numpy(ndarray):
         if any(s % itemsize for s in strides):
             raise ValueError("given numpy array strides not a multiple of the element byte "
                              "size. Copy the numpy array to reallocate the memory.")
+        stride = alloc.remember(_NP_STRIDES, (strides, itemsize),
+                                tuple([s // itemsize for s in strides]))
     storage, offset = cpu_from_array(ndarray)
-    return _make(storage, ndarray.shape, tuple([s // itemsize for s in strides]), offset, dt)
+    return _make(storage, ndarray.shape, stride, offset, dt)
+
+
+_NP_STRIDES = {}
 
 
 def _rebuild(arr, dtype_name, device, requires_grad):
