@@ -242,7 +242,19 @@ def collapse(shape, strides):
 
 
 def _params_bits(*ps):
-    return [struct.unpack("<q", struct.pack("<d", float(p)))[0] for p in ps]
+    """The float64 bit patterns (int64) of the parameters, as the kernels take them. One
+    pack and one unpack per call: this runs on every elementwise launch."""
+    pack, unpack = _BIT_CODECS.get(len(ps)) or _bit_codec(len(ps))
+    return unpack(pack(*ps))
+
+
+_BIT_CODECS = {}
+
+
+def _bit_codec(n):
+    codec = struct.Struct(f"<{n}d").pack, struct.Struct(f"<{n}q").unpack
+    _BIT_CODECS[n] = codec
+    return codec
 
 
 def geometry(out, in_strides):
