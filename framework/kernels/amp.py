@@ -6,10 +6,12 @@ back to the host. 16-bit floats and float32 compute in float32, float64 in float
 import triton
 import triton.language as tl
 
+from .launcher import cached
 from .multi_tensor import BLOCK, at as _at, block as _block, tables as _tables
 from .pointwise import _down
 
 
+@cached
 @triton.jit
 def _unscale_kernel(ref, tg, numels, start, owner, found_inf, inv_scale, ACC: tl.constexpr,
                     BLOCK: tl.constexpr):
@@ -25,6 +27,7 @@ def _unscale_kernel(ref, tg, numels, start, owner, found_inf, inv_scale, ACC: tl
     tl.store(found_inf, 1.0, mask=bad > 0)
 
 
+@cached
 @triton.jit
 def _update_scale_kernel(scale, tracker, found_inf, growth, backoff, interval):
     s = tl.load(scale)

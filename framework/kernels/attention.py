@@ -28,7 +28,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 _NONE, _BOOL, _ADD = 0, 1, 2
 # The interpreter's tl.dot cannot multiply bfloat16 (NumPy has no such type): upcast there.
@@ -108,6 +108,7 @@ def _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p):
     return tl.random.uint_to_uniform_float(w0) >= p
 
 
+@cached
 @triton.jit
 def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                 sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd, ms0, ms1, ms2, ms3,
@@ -159,6 +160,7 @@ def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
     tl.store(LSE + q_rows, lse, mask=offs_m < Lq)
 
 
+@cached
 @triton.jit
 def _delta_kernel(O, DO, DELTA, Hq, Lq, DV, soz, soh, sol, sod, sdz, sdh, sdl, sdd,
                   BM: tl.constexpr, BDV: tl.constexpr):
@@ -178,6 +180,7 @@ def _delta_kernel(O, DO, DELTA, Hq, Lq, DV, soz, soh, sol, sod, sdz, sdh, sdl, s
     tl.store(DELTA + rows, tl.sum(o * do, 1), mask=in_rows)
 
 
+@cached
 @triton.jit
 def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                  sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
@@ -239,6 +242,7 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
              mask=n_in[:, None] & (offs_dv[None, :] < DV))
 
 
+@cached
 @triton.jit
 def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
@@ -289,6 +293,7 @@ def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, L
              mask=m_in[:, None] & (offs_d[None, :] < D))
 
 
+@cached
 @triton.jit
 def _dropout_mask_kernel(KEEP, n, seed: tl.uint64, offset: tl.uint64, p: tl.float32,
                          BLOCK: tl.constexpr):

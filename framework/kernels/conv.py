@@ -21,7 +21,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down, type_name
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 BLOCK = 1024
 
@@ -45,6 +45,7 @@ def _acc(t):
     return tl.int64
 
 
+@cached
 @triton.jit
 def _im2col_kernel(x, cols, total, C, I0, I1, I2, XS0, XS1, XS2, XS3, XS4, CS0, CS1, G0, G1,
                    G2, K0, K1, K2, D0, D1, D2, P0, P1, P2, S0, S1, S2, BLOCK: tl.constexpr):
@@ -103,6 +104,7 @@ def _grid_index(i, P, K, D, S, G):
     return g, ok & (g * S == num)
 
 
+@cached
 @triton.jit
 def _col2im_kernel(cols, CS0, CS1, out, total, C, I0, I1, I2, G0, G1, G2, K0, K1, K2, D0, D1,
                    D2, P0, P1, P2, S0, S1, S2, ACC: tl.constexpr, BLOCK: tl.constexpr):

@@ -51,7 +51,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .pointwise import _down, _up
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 _GRID_Y = 65535  # the CUDA grid's limit on its second dim: more groups launch in chunks
 _INT32_MAX = 2**31 - 1
@@ -131,6 +131,7 @@ def _group(g0, IDX64: tl.constexpr):
 
 # ---- kernels ------------------------------------------------------------------------------
 
+@cached
 @triton.jit
 def _forward_kernel(x, w, bias, out, M, OG, KG, CG, H, W, OH, OW, KH, KW, S0, S1, P0, P1, D0,
                     D1, XS0, XS1, XS2, XS3, WS0, WS1, WS2, WS3, OS0, OS1, OS2, OS3, g0,
@@ -170,6 +171,7 @@ def _forward_kernel(x, w, bias, out, M, OG, KG, CG, H, W, OH, OW, KH, KW, S0, S1
     tl.store(ptrs, _down(acc, out.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
 
+@cached
 @triton.jit
 def _weight_grad_kernel(gy, x, dw, M, OG, KG, CG, H, W, OH, OW, KH, KW, S0, S1, P0, P1, D0,
                         D1, GS0, GS1, GS2, GS3, XS0, XS1, XS2, XS3, g0, ksplit, split_stride,
@@ -212,6 +214,7 @@ def _weight_grad_kernel(gy, x, dw, M, OG, KG, CG, H, W, OH, OW, KH, KW, S0, S1, 
     tl.store(ptrs, _down(acc, dw.dtype.element_ty), mask=o_ok[:, None] & k_ok[None, :])
 
 
+@cached
 @triton.jit
 def _input_grad_kernel(gy, w, dx, M, CG, KG, OG, H, W, OH, OW, KH, KW, S0, S1, P0, P1, D0,
                        D1, GS0, GS1, GS2, GS3, WS0, WS1, WS2, WS3, XS0, XS1, XS2, XS3, g0,
@@ -259,6 +262,7 @@ def _input_grad_kernel(gy, w, dx, M, CG, KG, OG, H, W, OH, OW, KH, KW, S0, S1, P
     tl.store(ptrs, _down(acc, dx.dtype.element_ty), mask=m_ok[:, None] & c_ok[None, :])
 
 
+@cached
 @triton.jit
 def _sum_parts_kernel(out, ws, total, splits, IDX64: tl.constexpr, BLOCK: tl.constexpr):
     """out[i] = the sum of ws[s * total + i] over the parts s = 0, 1, ..., in that order."""

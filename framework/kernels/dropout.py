@@ -13,11 +13,12 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down, _up
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 GROUPS = 256  # Philox counters per program: a (GROUPS, 4) tile of 1024 elements
 
 
+@cached
 @triton.jit
 def _dropout_kernel(x_ptr, r_ptr, out_ptr, n, seed: tl.uint64, offset: tl.uint64,
                     threshold: tl.uint64, scale_bits, HAS_RESIDUAL: tl.constexpr,

@@ -33,7 +33,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .sort import sort_rows
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 _TILE = 4096      # elements of a [BN, BD] tile on a GPU
 _RANK_MAX = 256   # indices sorted by _rank_kernel (one launch) rather than the sort family
@@ -64,6 +64,7 @@ def _blocks(n, D):
 
 # ---- forward --------------------------------------------------------------------------
 
+@cached
 @triton.jit
 def _forward_kernel(weight, idx, out, flags, n, D, num_weights,
                     BN: tl.constexpr, BD: tl.constexpr):
@@ -100,6 +101,7 @@ def embedding_forward(weight, indices, out, n, D, num_weights):
 
 # ---- backward -------------------------------------------------------------------------
 
+@cached
 @triton.jit
 def _rank_kernel(idx, s, perm, n, BN: tl.constexpr, BJ: tl.constexpr):
     """A stable sort of idx (n <= BN) in one program: index i goes to position
@@ -119,6 +121,7 @@ def _rank_kernel(idx, s, perm, n, BN: tl.constexpr, BJ: tl.constexpr):
     tl.store(perm + rank, i, mask=im)
 
 
+@cached
 @triton.jit
 def _offsets_kernel(s, offsets, n, num_weights, iters, BLOCK: tl.constexpr):
     """offsets[w] = the first position of sorted s (n,) holding a value >= w, for BLOCK
@@ -142,6 +145,7 @@ def _offsets_kernel(s, offsets, n, num_weights, iters, BLOCK: tl.constexpr):
     tl.store(offsets + num_weights + 1, bad, mask=tl.program_id(0) == 0)
 
 
+@cached
 @triton.jit
 def _segment_sum_kernel(grad, perm, offsets, gw, D, padding_idx,
                         SCALE: tl.constexpr, ACC: tl.constexpr,

@@ -11,6 +11,7 @@ float64 in float64."""
 import triton
 import triton.language as tl
 
+from .launcher import cached
 from .multi_tensor import BLOCK, at as _at, block as _block, tables as _tables
 from .pointwise import _params_bits, from_bits
 
@@ -21,6 +22,7 @@ def _acc(t):
     return tl.float64 if t.dtype.name == "float64" else tl.float32
 
 
+@cached
 @triton.jit
 def _sumsq_kernel(ref, tg, numels, start, owner, partials, ACC: tl.constexpr,
                   BLOCK: tl.constexpr):
@@ -29,6 +31,7 @@ def _sumsq_kernel(ref, tg, numels, start, owner, partials, ACC: tl.constexpr,
     tl.store(partials + tl.program_id(0), tl.sum(g * g, axis=0))
 
 
+@cached
 @triton.jit
 def _finish_kernel(partials, n, out, BLOCK: tl.constexpr):
     acc = tl.zeros([BLOCK], partials.dtype.element_ty)
@@ -38,6 +41,7 @@ def _finish_kernel(partials, n, out, BLOCK: tl.constexpr):
     tl.store(out, tl.sqrt(tl.sum(acc, axis=0)).to(out.dtype.element_ty))
 
 
+@cached
 @triton.jit
 def _scale_kernel(ref, tg, numels, start, owner, total, max_norm_bits, ACC: tl.constexpr,
                   BLOCK: tl.constexpr):

@@ -29,7 +29,7 @@ from .index_scatter import (  # noqa: F401  (the family's launchers and modes, d
     ACCUMULATE, GATHER, PUT, REDUCE, index_loop, scatter,
 )
 from .pointwise import _down, _index, _offset, _params_bits, _up, collapse
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 _SCAN_BLOCK = 1024
 
@@ -53,6 +53,7 @@ def _scalar_arg(value, dtype):
 
 # ---- offsets --------------------------------------------------------------------------
 
+@cached
 @triton.jit
 def _index_offsets_kernel(out, idx, n, shape, si, size, src_stride, k, K, err,
                           ACC: tl.constexpr, NEG: tl.constexpr, NDIM: tl.constexpr,
@@ -94,6 +95,7 @@ def index_offsets(out, shape, indices, sizes, src_strides, dims, allow_negative=
         bad_index(style, prefix, raw, dims[k], sizes[k])
 
 
+@cached
 @triton.jit
 def _linear_offsets_kernel(out, n, shape, st, NDIM: tl.constexpr, IDX64: tl.constexpr,
                            BLOCK: tl.constexpr):
@@ -111,6 +113,7 @@ def linear_offsets(out, shape, strides):
         out, n, cshape, st, NDIM=len(cshape), IDX64=_idx64(n, cshape, [st]), BLOCK=_block(n))
 
 
+@cached
 @triton.jit
 def _take_offsets_kernel(out, idx, n, ishape, si, total, xshape, sx, err,
                          INDIM: tl.constexpr, XNDIM: tl.constexpr, IDX64: tl.constexpr,
@@ -146,6 +149,7 @@ def take_offsets(out, index, x):
 
 # ---- gather along a dim; divide_count (scatter_reduce's mean) -------------------------
 
+@cached
 @triton.jit
 def _gather_kernel(out, src, idx, n, shape, so, ss, si, sd, size, err, NDIM: tl.constexpr,
                    IDX64: tl.constexpr, BLOCK: tl.constexpr):
@@ -179,6 +183,7 @@ def gather(out, out_strides, src, src_strides, index, index_strides, shape, dim,
         bad_index(STYLE_RUNTIME, "", _read_int(index, cshape, si, key), dim, dim_size)
 
 
+@cached
 @triton.jit
 def _divide_count_kernel(x, cnt, n, shape, sx, sc, NDIM: tl.constexpr, IDX64: tl.constexpr,
                          BLOCK: tl.constexpr):
@@ -215,6 +220,7 @@ def divide_count(x, count, count_strides):
 
 # ---- compaction: nonzero, mask_count, masked_select -----------------------------------
 
+@cached
 @triton.jit
 def _count_kernel(x, n, shape, sx, counts, NDIM: tl.constexpr, IDX64: tl.constexpr,
                   BLOCK: tl.constexpr):
@@ -224,6 +230,7 @@ def _count_kernel(x, n, shape, sx, counts, NDIM: tl.constexpr, IDX64: tl.constex
     tl.store(counts + tl.program_id(0), tl.sum(((v != 0) & mask).to(tl.int32), axis=0))
 
 
+@cached
 @triton.jit
 def _scan_kernel(counts, starts, nb, SB: tl.constexpr):
     """One program: starts[b] = counts[0] + ... + counts[b - 1] for b <= nb (int64)."""
@@ -237,6 +244,7 @@ def _scan_kernel(counts, starts, nb, SB: tl.constexpr):
     tl.store(starts + nb, carry)
 
 
+@cached
 @triton.jit
 def _compact_kernel(x, n, shape, sx, starts, out, val, sv, SELECT: tl.constexpr,
                     NDIM: tl.constexpr, IDX64: tl.constexpr, BLOCK: tl.constexpr):
@@ -321,6 +329,7 @@ def masked_select(out, x, x_strides, mask, mask_strides, shape):
 
 # ---- masked_fill, tril/triu -----------------------------------------------------------
 
+@cached
 @triton.jit(do_not_specialize=["value"])
 def _masked_fill_kernel(x, mask_ptr, n, shape, sx, sm, value, IS_FLOAT: tl.constexpr,
                         NDIM: tl.constexpr, IDX64: tl.constexpr, BLOCK: tl.constexpr):
@@ -343,6 +352,7 @@ def masked_fill(x, mask, mask_strides, value):
         IDX64=_idx64(n, shape, [sx, sm]), BLOCK=_block(n))
 
 
+@cached
 @triton.jit
 def _tri_kernel(out, src, n, shape, so, ss, k, R, C, UPPER: tl.constexpr, NDIM: tl.constexpr,
                 IDX64: tl.constexpr, BLOCK: tl.constexpr):
@@ -395,6 +405,7 @@ def _clamped_sum_dev(m, a, c):
     return (j1 - j0) * a + ((j0 + j1 - 1) * (j1 - j0)) // 2 + (m - j1) * c
 
 
+@cached
 @triton.jit(do_not_specialize=["cols", "offset"])
 def _tri_indices_kernel(out, rows, cols, offset, n, UPPER: tl.constexpr, BR: tl.constexpr,
                         BC: tl.constexpr):

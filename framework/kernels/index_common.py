@@ -19,7 +19,7 @@ from .._ops import alloc
 from .._tensor import Tensor
 from . import copy as _copy
 from .pointwise import BLOCK, _index, _offset, collapse
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 STYLE_DIM, STYLE_SELF, STYLE_TAKE, STYLE_PREFIX, STYLE_RUNTIME, STYLE_DATA = range(6)
 
@@ -142,6 +142,7 @@ def _scalar(bits, IS_FLOAT: tl.constexpr):
     return v
 
 
+@cached
 @triton.jit
 def _check_range_kernel(idx, n, shape, si, size, err, NDIM: tl.constexpr, IDX64: tl.constexpr,
                         BLOCK: tl.constexpr):

@@ -20,7 +20,7 @@ from .._ops import alloc
 from .index_common import (STYLE_RUNTIME, _block, _check_index_dtype, _error_slot, _pow2,
                            _record_error, _scalar, check_range)
 from .pointwise import _down, _offset, _params_bits, _up, collapse
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 GATHER, PUT, ACCUMULATE = range(3)
 REDUCE = {None: 0, "add": 1, "sum": 1, "multiply": 2, "prod": 2, "amax": 3, "amin": 4}
@@ -131,6 +131,7 @@ def _update(ptr, s, m, safe, R: tl.constexpr, HOW: tl.constexpr):
             pending = lost
 
 
+@cached
 @triton.jit(do_not_specialize=["alpha_arg"])
 def _index_loop_kernel(x, xs, xoff, y, ys, yoff, y_step, P, O, oshape, alpha_arg,
                        MODE: tl.constexpr, YOFF: tl.constexpr, HOW: tl.constexpr,
@@ -212,6 +213,7 @@ def _tiles(O, P, serial):
 
 # ---- scatter along a dim --------------------------------------------------------------
 
+@cached
 @triton.jit
 def _scatter_kernel(self, ss, idx, si, src, sr, di, dr, sd, size, P, O, oshape, err,
                     R: tl.constexpr, HOW: tl.constexpr, ONDIM: tl.constexpr,

@@ -48,7 +48,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .pointwise import BLOCK, _down, _index, _offset, _up, collapse
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 GROUP_M = 8
 MAX_BATCH_DIMS = 8
@@ -227,6 +227,7 @@ def _epilogue(acc, c_ptrs, mask, K, alpha, beta, ACC: tl.constexpr, BETA_ZERO: t
     tl.store(c_ptrs, _down(r, c_ptrs.dtype.element_ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _splitk_reduce_kernel(out, ws, n, splits, shape, so, alpha, beta, ACC: tl.constexpr,
                           BETA_ZERO: tl.constexpr, NDIM: tl.constexpr, CONTIG: tl.constexpr,

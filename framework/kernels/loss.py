@@ -27,7 +27,7 @@ import triton.language as tl
 
 from .pointwise import _down
 from .softmax import _MIN_BLOCK, TILE, _pow2  # noqa: F401  (the row tiling of softmax)
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 
 @triton.jit
@@ -36,6 +36,7 @@ def _ref(m):
     return tl.where(m == float("-inf"), 0.0, m)
 
 
+@cached
 @triton.jit
 def _ce_forward_kernel(x, tgt, w, loss, stats, wrow, rows, C, ignore, eps_hi, eps_lo,
                        HAS_W: tl.constexpr, SMOOTH: tl.constexpr, ACC: tl.constexpr,
@@ -88,6 +89,7 @@ def _ce_forward_kernel(x, tgt, w, loss, stats, wrow, rows, C, ignore, eps_hi, ep
     tl.store(wrow + r, tl.where(keep, wy, 0.0), mask=rmask)
 
 
+@cached
 @triton.jit
 def _ce_backward_kernel(x, tgt, w, wsum, stats, grow, gx, rows, C, ignore, eps_hi, eps_lo,
                         HAS_W: tl.constexpr, SMOOTH: tl.constexpr, ACC: tl.constexpr,

@@ -18,7 +18,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 _MAX_BLOCK = 4096
 _MIN_BLOCK = 16
@@ -40,6 +40,7 @@ def _or(t, default):
     return default if t is None else t
 
 
+@cached
 @triton.jit
 def _rows_fwd_kernel(x, w, b, y, mean, rstd, D, K, S, G, eps, RMS: tl.constexpr,
                      HAS_W: tl.constexpr, HAS_B: tl.constexpr, ACC: tl.constexpr,
@@ -101,6 +102,7 @@ def _rows_fwd_kernel(x, w, b, y, mean, rstd, D, K, S, G, eps, RMS: tl.constexpr,
             tl.store(y + base + c, _down(out, y.dtype.element_ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _rows_bwd_kernel(dy, x, w, mean, rstd, dx, D, K, S, G, RMS: tl.constexpr,
                      HAS_W: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr,
@@ -155,6 +157,7 @@ def _rows_bwd_kernel(dy, x, w, mean, rstd, dx, D, K, S, G, RMS: tl.constexpr,
             tl.store(dx + base + c, _down(out, dx.dtype.element_ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _rows_params_kernel(dy, x, mean, rstd, pw, pb, R, K, per, RMS: tl.constexpr,
                         HAS_DW: tl.constexpr, HAS_DB: tl.constexpr, ACC: tl.constexpr,
@@ -188,6 +191,7 @@ def _rows_params_kernel(dy, x, mean, rstd, pw, pb, R, K, per, RMS: tl.constexpr,
         tl.store(pb + p * K + k, tl.sum(ab, axis=0), mask=kmask)
 
 
+@cached
 @triton.jit
 def _col_sum_kernel(part, out, P, K, BP: tl.constexpr, BK: tl.constexpr):
     k = tl.program_id(0).to(tl.int64) * BK + tl.arange(0, BK).to(tl.int64)
@@ -201,6 +205,7 @@ def _col_sum_kernel(part, out, P, K, BP: tl.constexpr, BK: tl.constexpr):
     tl.store(out + k, tl.sum(acc, axis=0), mask=kmask)
 
 
+@cached
 @triton.jit
 def _channel_stats_kernel(x, mean, var, N, C, S, ACC: tl.constexpr, BLOCK: tl.constexpr):
     c = tl.program_id(0).to(tl.int64)
@@ -223,6 +228,7 @@ def _channel_stats_kernel(x, mean, var, N, C, S, ACC: tl.constexpr, BLOCK: tl.co
     tl.store(var + c, tl.sum(q, axis=0) / M)
 
 
+@cached
 @triton.jit
 def _channel_params_kernel(dy, x, mean, rstd, dw, db, N, C, S, sn, cdiv,
                            HAS_DW: tl.constexpr, HAS_DB: tl.constexpr, ACC: tl.constexpr,
@@ -251,6 +257,7 @@ def _channel_params_kernel(dy, x, mean, rstd, dw, db, N, C, S, sn, cdiv,
         tl.store(db + c, tl.sum(sg, axis=0))
 
 
+@cached
 @triton.jit
 def _channel_affine_kernel(x, kx, z, kz, k0, y, numel, C, S, HAS_Z: tl.constexpr,
                            HAS_K0: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr):

@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from .._tensor import Tensor
+from .launcher import cached
 from .multi_tensor import (BLOCK, at as _at, block as _block, tables as _tables,
                            upload as _upload)
 from .pointwise import _params_bits as _bits, from_bits as _f64
@@ -54,6 +55,7 @@ def _device_step(tsteps, t, sref):
     return tl.load(_at(tsteps, t, sref) + tl.zeros([1], tl.int32)).to(tl.float64)
 
 
+@cached
 @triton.jit
 def _advance_kernel(tsteps, sref, n, found_inf, HAS_INF: tl.constexpr, BLOCK: tl.constexpr):
     """step += 1 for each counter of the table (+= 1 - found_inf: a skipped step does not
@@ -68,6 +70,7 @@ def _advance_kernel(tsteps, sref, n, found_inf, HAS_INF: tl.constexpr, BLOCK: tl
     tl.store(ptrs, s + inc, mask=mask)
 
 
+@cached
 @triton.jit
 def _adam_kernel(ref, tp, tg, tm, tv, tvmax, tsteps, sref, numels, start, owner, hp, n,
                  grad_scale, found_inf, lr_bits, beta1_bits, beta2_bits, eps_bits, wd_bits,
@@ -121,6 +124,7 @@ def _adam_kernel(ref, tp, tg, tm, tv, tvmax, tsteps, sref, numels, start, owner,
     tl.store(pp, p.to(ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _sgd_kernel(ref, tp, tg, tb, numels, start, owner, hp, grad_scale, found_inf,
                 ACC: tl.constexpr, HAS_WD: tl.constexpr, HAS_BUF: tl.constexpr,
@@ -151,6 +155,7 @@ def _sgd_kernel(ref, tp, tg, tb, numels, start, owner, hp, grad_scale, found_inf
     tl.store(pp, (p - lr.to(ACC) * g).to(ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _rmsprop_kernel(ref, tp, tg, tsq, tga, tb, numels, start, owner, hp, grad_scale,
                     found_inf, ACC: tl.constexpr, HAS_WD: tl.constexpr,
@@ -190,6 +195,7 @@ def _rmsprop_kernel(ref, tp, tg, tsq, tga, tb, numels, start, owner, hp, grad_sc
     tl.store(pp, p.to(ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _adagrad_kernel(ref, tp, tg, ts, tsteps, sref, numels, start, owner, hp, grad_scale,
                     found_inf, ACC: tl.constexpr, HAS_WD: tl.constexpr,

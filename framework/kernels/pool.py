@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 BLOCK = 256
 
@@ -28,6 +28,7 @@ def _first_valid(start, step):
     return tl.where(start < 0, start + ((step - 1 - start) // step) * step, start)
 
 
+@cached
 @triton.jit
 def _max_pool_kernel(x, v, ind, total, D, H, W, OD, OH, OW, KD, KH, KW, SD, SH, SW, PD, PH,
                      PW, DD, DH, DW, ADAPTIVE: tl.constexpr, CMP: tl.constexpr,

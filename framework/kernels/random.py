@@ -30,7 +30,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .copy import copy
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 # Distribution kinds of random_fill (same numbers as native/random.cpp).
 UNIFORM, NORMAL, EXPONENTIAL, CAUCHY, LOG_NORMAL, GEOMETRIC = 0, 1, 2, 3, 4, 5
@@ -166,6 +166,7 @@ def _store(ptr, v, mask):
         tl.store(ptr, c.to(tl.int64).to(ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _random_fill_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, a: tl.float64,
                         b: tl.float64, KIND: tl.constexpr, BLOCK: tl.constexpr):
@@ -190,6 +191,7 @@ def _random_fill_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, a: tl.fl
     _store(out_ptr + idx, v, mask)
 
 
+@cached
 @triton.jit
 def _random_int_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, low: tl.int64,
                        rng: tl.uint64, SMALL: tl.constexpr, FULL: tl.constexpr,
@@ -213,6 +215,7 @@ def _random_int_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, low: tl.i
         tl.store(out_ptr + idx, v.to(ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _bernoulli_kernel(out_ptr, p_ptr, n, seed: tl.uint64, offset: tl.uint64, p: tl.float64,
                       P_TENSOR: tl.constexpr, BLOCK: tl.constexpr):
@@ -233,6 +236,7 @@ def _bernoulli_kernel(out_ptr, p_ptr, n, seed: tl.uint64, offset: tl.uint64, p: 
         tl.store(out_ptr + idx, hit.to(ty), mask=mask)
 
 
+@cached
 @triton.jit
 def _philox_words_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, BLOCK: tl.constexpr):
     """Each program writes the four Philox words of BLOCK counters into out (n, 4) uint32."""
@@ -244,6 +248,7 @@ def _philox_words_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, BLOCK: 
     tl.store(out_ptr + 4 * idx + 3, w3, mask=mask)
 
 
+@cached
 @triton.jit
 def _randperm_keys_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, BLOCK: tl.constexpr):
     """Each program writes BLOCK sort keys of randperm: the 64-bit word w0:w1 with its top bit
@@ -254,6 +259,7 @@ def _randperm_keys_kernel(out_ptr, n, seed: tl.uint64, offset: tl.uint64, BLOCK:
     tl.store(out_ptr + idx, key.to(tl.int64, bitcast=True), mask=mask)
 
 
+@cached
 @triton.jit
 def _multinomial_kernel(out_ptr, p_ptr, rs, cs, cats, n_samples, seed: tl.uint64,
                         offset: tl.uint64, BLOCK: tl.constexpr):
@@ -281,6 +287,7 @@ def _multinomial_kernel(out_ptr, p_ptr, rs, cs, cats, n_samples, seed: tl.uint64
     tl.store(out_ptr + row.to(tl.int64) * n_samples + s, tl.minimum(sel, last), mask=mask)
 
 
+@cached
 @triton.jit
 def _multinomial_keys_kernel(keys_ptr, p_ptr, rs, cs, cats, seed: tl.uint64, offset: tl.uint64,
                              BLOCK: tl.constexpr):

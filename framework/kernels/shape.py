@@ -13,11 +13,12 @@ from .._ops import alloc
 from .._tensor import Tensor
 from .index_common import _block, _pow2
 from .pointwise import type_name
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 _SCAN_BLOCK = 1024
 
 
+@cached
 @triton.jit
 def _starts_kernel(counts, n, stride, starts, SB: tl.constexpr):
     """One program: starts[i] for i <= n, and starts[n + 1] = number of negative counts."""
@@ -78,6 +79,7 @@ def repeat_interleave_total(counts):
     return _starts(counts)[2]
 
 
+@cached
 @triton.jit
 def _index_kernel(out, starts, n, total, steps, BLOCK: tl.constexpr):
     t = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
@@ -95,6 +97,7 @@ def repeat_interleave_index(out, counts):
                                                      BLOCK=_block(total))
 
 
+@cached
 @triton.jit
 def _copy_kernel(out, src, starts, n, total, rows, inner, so, sn, si, steps, BR: tl.constexpr,
                  BK: tl.constexpr):

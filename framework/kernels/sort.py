@@ -36,7 +36,7 @@ from .._ops import alloc
 from .pointwise import _offset
 from .sort_keys import (BLOCK, _device, _empty, _is_float, _key, _outer, _pow2, _require,
                         _sort_pairs)
-from .launcher import cdiv
+from .launcher import cached, cdiv
 from .sort_scan import (  # noqa: F401  (the family's launchers, defined in sort_scan.py)
     bincount, cum_ext, float_range, histc, int_range, scan, searchsorted,
 )
@@ -48,6 +48,7 @@ _MIN_SORT = 16
 
 # ---- sort kernels ---------------------------------------------------------------------------
 
+@cached
 @triton.jit
 def _block_sort_kernel(x, x_off, oshape, xo, xs, perm, v, vo, vs, ind, io, is_, K, I, rows, n,
                        nout, NDIM: tl.constexpr, IS_FLOAT: tl.constexpr, DESC: tl.constexpr,
@@ -82,6 +83,7 @@ def _block_sort_kernel(x, x_off, oshape, xo, xs, perm, v, vo, vs, ind, io, is_, 
         tl.store(I + r[:, None] * n + pos, idx, mask=mask)
 
 
+@cached
 @triton.jit
 def _merge_kernel(K0, I0, K1, I1, n, w, iters, BLOCK: tl.constexpr):
     """One merge pass over the sorted runs of width w of row program_id(0): element p of a
@@ -115,6 +117,7 @@ def _merge_kernel(K0, I0, K1, I1, n, w, iters, BLOCK: tl.constexpr):
     tl.store(I1 + base + dst, i, mask=mask)
 
 
+@cached
 @triton.jit
 def _emit_kernel(I, x, oshape, xo, xs, v, vo, vs, ind, io, is_, n, nout, NDIM: tl.constexpr,
                  BLOCK: tl.constexpr):
@@ -201,6 +204,7 @@ def topk_rows(outer, n, k, largest, is_sorted, x, xl, values, vl, indices, il):
         _emit(res[1], x, xl, outer, n, k, values, vl, indices, il)
 
 
+@cached
 @triton.jit
 def _kth_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, k, NDIM: tl.constexpr,
                 MODE: tl.constexpr, IS_FLOAT: tl.constexpr, R: tl.constexpr,
@@ -265,6 +269,7 @@ def _max_combine(a, b):
     return tl.maximum(a, b)
 
 
+@cached
 @triton.jit
 def _mode_kernel(K, I, x, oshape, xo, xs, v, vo, ind, io, rows, n, NDIM: tl.constexpr,
                  IS_FLOAT: tl.constexpr, R: tl.constexpr, BLOCK: tl.constexpr):
@@ -317,12 +322,14 @@ def mode_rows(outer, n, x, xl, values, vl, indices, il):
 
 # ---- unique ---------------------------------------------------------------------------------
 
+@cached
 @triton.jit
 def _iota_kernel(out, n, BLOCK: tl.constexpr):
     p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
     tl.store(out + p, p, mask=p < n)
 
 
+@cached
 @triton.jit
 def _take_kernel(dst, src, idx, n, BLOCK: tl.constexpr):
     """dst[p] = src[idx[p]] (int64 buffers)."""
@@ -332,6 +339,7 @@ def _take_kernel(dst, src, idx, n, BLOCK: tl.constexpr):
     tl.store(dst + p, tl.load(src + j, mask=mask), mask=mask)
 
 
+@cached
 @triton.jit
 def _flags_kernel(x, perm, flags, n, m, BP: tl.constexpr, BM: tl.constexpr):
     """flags[p] = 1 where row perm[p] of x (n, m) differs from row perm[p - 1] (NaN differs
@@ -354,6 +362,7 @@ def _flags_kernel(x, perm, flags, n, m, BP: tl.constexpr, BM: tl.constexpr):
     tl.store(flags + p, f, mask=mask)
 
 
+@cached
 @triton.jit
 def _groups_kernel(perm, flags, inverse, first, starts, u_out, n, HAS_INV: tl.constexpr,
                    BLOCK: tl.constexpr):
@@ -375,6 +384,7 @@ def _groups_kernel(perm, flags, inverse, first, starts, u_out, n, HAS_INV: tl.co
     tl.store(u_out, carry)
 
 
+@cached
 @triton.jit
 def _counts_kernel(starts, counts, u, n, BLOCK: tl.constexpr):
     g = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
@@ -417,6 +427,7 @@ def unique_rows(x, n, m, do_sort, perm, inverse, counts, first):
     return _groups(x, n, m, perm, inverse, counts, first)
 
 
+@cached
 @triton.jit
 def _copy_kernel(dst, src, n, BLOCK: tl.constexpr):
     p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
@@ -440,6 +451,7 @@ def unique_flat(x, n, values, inverse, counts):
     return u
 
 
+@cached
 @triton.jit
 def _gather_rows_kernel(dst, src, rows, total, m, BLOCK: tl.constexpr):
     e = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)

@@ -28,7 +28,7 @@ from .._ops import alloc
 from .pointwise import MAX_DIMS, _down, _offset, collapse
 from .pointwise_math import _log1p
 from .sort_keys import BLOCK, _device, _empty, _outer, _pow2, _require
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 SCAN_TILE = 1024    # elements per scan tile
 
@@ -79,6 +79,7 @@ def _last_row(s, rows, last):
     return tl.sum(tl.where((rows == last)[:, None], s, tl.zeros_like(s)), axis=0)
 
 
+@cached
 @triton.jit
 def _scan_kernel(x, y, n, inner, KIND: tl.constexpr, ACC: tl.constexpr, BN: tl.constexpr,
                  BI: tl.constexpr):
@@ -147,6 +148,7 @@ def _cummin_combine(v1, i1, v2, i2):
     return tl.where(take, v2, v1), tl.where(take, i2, i1)
 
 
+@cached
 @triton.jit
 def _cum_ext_kernel(x, val, ind, n, inner, IS_MAX: tl.constexpr, ACC: tl.constexpr,
                     BN: tl.constexpr, BI: tl.constexpr):
@@ -188,6 +190,7 @@ def cum_ext(is_max, x, values, indices, outer, n, inner):
 
 # ---- counting -------------------------------------------------------------------------------
 
+@cached
 @triton.jit
 def _int_range_kernel(x, n, s, out, BLOCK: tl.constexpr):
     lo = tl.zeros([BLOCK], dtype=tl.int64) + 0x7FFFFFFFFFFFFFFF
@@ -214,6 +217,7 @@ def int_range(x):
     return (int(lo), int(hi))
 
 
+@cached
 @triton.jit
 def _bincount_kernel(x, n, s, w, ws, out, MODE: tl.constexpr, BLOCK: tl.constexpr):
     """MODE 0: counts (int64); 1: float32 weights; 2: float64 sums of weights."""
@@ -254,6 +258,7 @@ def _flat_layout(x):
     return shape, st
 
 
+@cached
 @triton.jit
 def _float_range_kernel(x, n, shape, st, out, NDIM: tl.constexpr, BLOCK: tl.constexpr):
     lo = tl.zeros([BLOCK], dtype=tl.float64) + float("inf")
@@ -291,6 +296,7 @@ def float_range(x):
     return (float(lo), float(hi))
 
 
+@cached
 @triton.jit
 def _histc_kernel(x, n, shape, st, hist, bins, lo_bits, hi_bits, NDIM: tl.constexpr,
                   BLOCK: tl.constexpr):
@@ -329,6 +335,7 @@ def histc(x, out, bins, lo, hi):
     copy(out, hist, (1,))
 
 
+@cached
 @triton.jit
 def _searchsorted_kernel(b, oshape, bo, bs, srt, so, ss, v, vo, vs, out, oo, os, nb, nv, iters,
                          RIGHT: tl.constexpr, HAS_SORTER: tl.constexpr, NDIM: tl.constexpr,

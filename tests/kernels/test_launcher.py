@@ -115,3 +115,188 @@ def test_ops_through_the_launcher(device):
     for _ in range(3):
         b = (a * 2 + 1).sum()
     assert b.item() == 1000 * 999 + 1000
+
+
+# ---- static checks: which kernels are cached ---------------------------------------------
+# ``cached`` makes a JITFunction a CachedKernel on a GPU only, so nothing that runs without
+# one can see a wrong use of it: a cached kernel called from another @triton.jit function (a
+# device helper) compiles on no GPU, and a host-launched kernel left without @cached pays
+# Triton's argument handling on every launch. Both are read from the source.
+
+import ast  # noqa: E402
+import pathlib  # noqa: E402
+
+_FRAMEWORK = pathlib.Path(fw.__file__).parent
+# module-level @triton.jit functions of framework/kernels launched from the host by name
+# but left without @cached: "module.name" -> why. (Kernels wrapped by triton.heuristics or
+# triton.autotune, linalg._mm_kernel and fused_linear._linear_kernel, are launched through
+# those objects, always with a callable grid, and are not launched by name.)
+_UNCACHED_LAUNCHES = {}
+
+
+def _is_jit(dec):
+    d = dec.func if isinstance(dec, ast.Call) else dec
+    return ((isinstance(d, ast.Attribute) and d.attr == "jit"
+             and isinstance(d.value, ast.Name) and d.value.id == "triton")
+            or (isinstance(d, ast.Name) and d.id == "jit"))
+
+
+def _is_cached(dec):
+    return ((isinstance(dec, ast.Name) and dec.id == "cached")
+            or (isinstance(dec, ast.Attribute) and dec.attr == "cached"
+                and isinstance(dec.value, ast.Name) and dec.value.id == "launcher"))
+
+
+class _Module:
+    def __init__(self, path):
+        self.path = path
+        rel = path.relative_to(_FRAMEWORK.parent).with_suffix("").parts
+        self.qual = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+        package = rel[:-1]
+        self.tree = ast.parse(path.read_text(), str(path))
+        self.imports = {}  # local name -> (module, name) it was imported as
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ImportFrom):
+                base = package[:len(package) - node.level + 1] if node.level else ()
+                target = ".".join(base + tuple((node.module or "").split(".") if node.module
+                                               else ()))
+                for a in node.names:
+                    self.imports[a.asname or a.name] = (target, a.name)
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.imports[a.asname] = tuple(a.name.rsplit(".", 1)) \
+                            if "." in a.name else ("", a.name)
+        funcs = [n for n in ast.walk(self.tree)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        self.jit = [f for f in funcs if any(map(_is_jit, f.decorator_list))]
+        self.top_jit = {f.name for f in self.tree.body if f in self.jit}
+        self.cached = {f.name for f in funcs if any(map(_is_cached, f.decorator_list))}
+        self.defined = {n.name for n in self.tree.body
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def ref(self, node):
+        """(module, name) that a Name or module.attribute expression refers to, before
+        following re-exports (_refs does); None for anything else."""
+        if isinstance(node, ast.Name):
+            return self.imports.get(node.id, (self.qual, node.id))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            mod = self.imports.get(node.value.id)
+            if mod is not None:  # from . import linalg; linalg._mm(...)
+                return (".".join(filter(None, mod)), node.attr)
+        return None
+
+    def host_nodes(self):
+        """Every node outside the bodies of @triton.jit functions."""
+        jit = set(map(id, self.jit))
+        stack = [self.tree]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(c for c in ast.iter_child_nodes(node) if id(c) not in jit)
+
+
+_MODULES = None
+
+
+def _modules():
+    global _MODULES
+    if _MODULES is None:
+        _MODULES = {m.qual: m for m in map(_Module, sorted(_FRAMEWORK.rglob("*.py")))}
+    return _MODULES
+
+
+def _resolve(m, node):
+    """What ``node`` in module ``m`` refers to, through re-exports: (module, name) or None."""
+    mods = _modules()
+    r = m.ref(node)
+    for _ in range(10):
+        if r is None or r[0] not in mods or r[1] in mods[r[0]].defined:
+            return r
+        nxt = mods[r[0]].imports.get(r[1])
+        if nxt is None:
+            return r
+        r = nxt
+    return r
+
+
+def _where(mod, node):
+    return f"{mod.path.relative_to(_FRAMEWORK.parent)}:{node.lineno}"
+
+
+def _cached_kernels():
+    return {(q, n) for q, m in _modules().items() for n in m.cached}
+
+
+def test_cached_kernels_are_not_device_helpers():
+    mods = _modules()
+    cached = _cached_kernels()
+    assert len(cached) >= 80  # the scan does see the decorators
+    bad = []
+    for m in mods.values():
+        for f in m.jit:
+            for node in ast.walk(f):
+                # called, or passed on (a combine_fn, a constexpr OP): Triton compiles
+                # neither with a CachedKernel
+                if node is not f and _resolve(m, node) in cached:
+                    bad.append(f"{_where(m, node)}: cached {ast.unparse(node)} used in "
+                               f"@triton.jit {f.name}")
+        for node in m.host_nodes():
+            # nor may a host launch hand a cached kernel to a kernel as an argument
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+                for a in node.args + [k.value for k in node.keywords]:
+                    if _resolve(m, a) in cached:
+                        bad.append(f"{_where(m, a)}: cached {ast.unparse(a)} passed to a kernel")
+            # and @cached goes right above @triton.jit (a JITFunction; autotune/heuristics
+            # objects pass through cached() unchanged and would only look cached)
+            if isinstance(node, ast.FunctionDef) and node.name in m.cached:
+                decs = node.decorator_list
+                i = next(i for i, d in enumerate(decs) if _is_cached(d))
+                if i + 1 >= len(decs) or not _is_jit(decs[i + 1]):
+                    bad.append(f"{_where(m, node)}: @cached {node.name} not directly over "
+                               "@triton.jit")
+    assert not bad, "\n".join(bad)
+
+
+def test_host_launched_kernels_are_cached():
+    """Every NAME[grid](...) in framework/kernels of a module-level @triton.jit function, and
+    every such function handed to a host function that launches its parameter
+    (``_launch(_forward_kernel, ...)`` -> ``kernel[grid](...)``), is @cached."""
+    mods = {q: m for q, m in _modules().items() if q.startswith("framework.kernels.")}
+    top_jit = {(q, n) for q, m in mods.items() for n in m.top_jit}
+    cached = _cached_kernels()
+    launchers = {}  # (module, function) -> (index, name) of the parameter it launches
+    for q, m in mods.items():
+        for f in m.host_nodes():
+            if isinstance(f, ast.FunctionDef):
+                params = [a.arg for a in f.args.args]
+                for node in ast.walk(f):
+                    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+                            and isinstance(node.func.value, ast.Name)
+                            and node.func.value.id in params):
+                        p = node.func.value.id
+                        launchers[(q, f.name)] = (params.index(p), p)
+    # pointwise.py's and conv_gemm.py's
+    assert {("framework.kernels.pointwise", "_launch"),
+            ("framework.kernels.conv_gemm", "_launch")} <= set(launchers)
+    launched, bad = set(), []
+    for m in mods.values():
+        for node in m.host_nodes():
+            if not isinstance(node, ast.Call):
+                continue
+            kernels = []
+            if isinstance(node.func, ast.Subscript):  # NAME[grid](...)
+                kernels.append(node.func.value)
+            elif _resolve(m, node.func) in launchers:  # _launch(NAME, ...)
+                i, p = launchers[_resolve(m, node.func)]
+                kernels += node.args[i:i + 1] + [k.value for k in node.keywords if k.arg == p]
+            for k in kernels:
+                r = _resolve(m, k)
+                if r not in top_jit:
+                    continue  # a variable (heuristics/autotune objects), a parameter, ...
+                launched.add(r)
+                if r not in cached and ".".join(r) not in _UNCACHED_LAUNCHES:
+                    bad.append(f"{_where(m, k)}: {ast.unparse(k)} is launched from the host "
+                               "without @cached")
+    assert len(launched) >= 80
+    assert not bad, "\n".join(bad)
