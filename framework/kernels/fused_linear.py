@@ -29,7 +29,7 @@ from .linalg import (MODE_DOT, MODE_FMA, _ACC_DTYPE, _INT32_MAX, _extent, _mm_lo
                      _tile_ids, _tile_operands)
 from .pointwise import _down, _up
 from .pointwise_unary import _gelu, _gelu_tanh, _relu, _silu
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 # activation name -> the kernels' code (as framework/_cpu/fused_linear.py)
 ACTIVATIONS = {"none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
@@ -90,7 +90,7 @@ _linear = triton.heuristics({
     "EVEN_M": lambda args: args["M"] % args["BLOCK_M"] == 0,
     "EVEN_N": lambda args: args["N"] % args["BLOCK_N"] == 0,
     "EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0,
-})(_linear_kernel)
+})(cached(_linear_kernel))  # tuned launches go through the cache too
 
 
 def _prune(configs, named_args, **kwargs):

@@ -12,8 +12,10 @@ launches, and returns the compiled kernel to remember; later ones call its launc
 
 Under the interpreter (``TRITON_INTERPRET=1``) and the compile check there is no compiled
 kernel to call, and ``cached`` returns the kernel itself. A launch hook set in
-``triton.knobs.runtime`` (profilers), a callable grid or an argument of a type not known here
-take Triton's path, as does every launch with ``FW_CACHED_LAUNCH=0``.
+``triton.knobs.runtime`` (profilers) or an argument of a type not known here take Triton's
+path, as does every launch with ``FW_CACHED_LAUNCH=0``. A callable grid is called with the
+arguments by name, as Triton calls it. ``triton.heuristics`` and ``triton.autotune`` may wrap
+a cached kernel: they launch it through ``run``.
 """
 import inspect
 import os
@@ -94,6 +96,21 @@ class CachedKernel:
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.launch(grid, args, kwargs)
 
+    def run(self, *args, grid, warmup=False, **kwargs):
+        """``JITFunction.run``'s interface, through which ``triton.heuristics`` and
+        ``triton.autotune`` launch the function they wrap: so a tuned kernel, once its
+        config is chosen, launches through the cache too."""
+        if warmup:
+            return self.fn.run(*args, grid=grid, warmup=True, **kwargs)
+        return self.launch(grid, args, kwargs)
+
+    def _meta(self, args, kwargs):
+        """The arguments by parameter name, as Triton hands them to a callable grid."""
+        meta = dict(self._defaults)
+        meta.update(zip((n for n, _ in self._params), args))
+        meta.update(kwargs)
+        return meta
+
     def _make_binder(self, nargs, kwargs):
         """A function (args, kwargs) -> (launch arguments in parameter order, key), written
         out for one way of calling (how many positionals, which keywords) as Triton writes
@@ -147,8 +164,9 @@ class CachedKernel:
         return vals, (key, options)
 
     def launch(self, grid, args, kwargs):
-        bound = (None if not enabled or callable(grid) or _hooked()
-                 else self.bind(args, kwargs))
+        if callable(grid):  # a tuned launch: the grid depends on the config's block sizes
+            grid = grid(self._meta(args, kwargs))
+        bound = None if not enabled or _hooked() else self.bind(args, kwargs)
         if bound is None:
             return self.fn.run(*args, grid=grid, warmup=False, **kwargs)
         vals, key = bound

@@ -250,7 +250,7 @@ _mm = triton.heuristics({
     "EVEN_N": lambda args: args["N"] % args["BLOCK_N"] == 0,
     "EVEN_K": lambda args: (args["K"] % args["BLOCK_K"] == 0
                             and args["ksplit"] % args["BLOCK_K"] == 0),
-})(_mm_kernel)
+})(cached(_mm_kernel))  # tuned launches go through the cache too
 
 
 # ---- configs and autotuning -------------------------------------------------------------

@@ -300,3 +300,41 @@ def test_host_launched_kernels_are_cached():
                                "without @cached")
     assert len(launched) >= 80
     assert not bad, "\n".join(bad)
+
+
+def _tiled(x, n, EVEN: tl.constexpr, BLOCK: tl.constexpr):
+    pass
+
+
+def test_heuristics_and_autotune_launch_through_the_cache(monkeypatch):
+    # linalg's and fused_linear's tuned products wrap a cached kernel: triton.heuristics and
+    # triton.autotune call its run(), with the grid a function of the chosen block sizes
+    import triton
+    fn = JITFunction(_tiled)
+    compiled, slow = _Compiled(), []
+
+    def run(*args, grid, warmup, **kwargs):
+        slow.append((grid, kwargs))
+        return compiled
+
+    monkeypatch.setattr(fn, "run", run)
+    monkeypatch.setattr(launcher._runtime, "stream_handle", lambda device: 77)
+    ck = launcher.CachedKernel(fn)
+    h = triton.heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})(ck)
+    tuned = triton.autotune([triton.Config({"BLOCK": 32}, num_warps=4)], key=["n"])(h)
+    x = fw.zeros(64)
+    p = x.data_ptr()
+
+    def grid(meta):
+        return (launcher.cdiv(meta["n"], meta["BLOCK"]),)
+
+    for kernel, n, block, even in [(h, 40, 16, False), (tuned, 64, 32, True)]:
+        kw = {"BLOCK": 16} if kernel is h else {}
+        kernel[grid](x, n, **kw)
+        assert slow[-1][0] == (launcher.cdiv(n, block),)   # Triton's path got the grid
+        assert slow[-1][1]["EVEN"] is even and slow[-1][1]["BLOCK"] == block
+        before = len(slow)
+        kernel[grid](x, n, **kw)                          # the same key: direct
+        assert len(slow) == before
+        assert compiled.calls[-1][:3] == (launcher.cdiv(n, block), 1, 1)
+        assert compiled.calls[-1][9:] == (p, n, even, block)
