@@ -66,17 +66,23 @@ class _Compiled:
         self.calls.append(a)
 
 
-def test_launches_go_direct_after_the_first(monkeypatch):
-    fn = JITFunction(_kernel)
+def _faked(monkeypatch, kernel):
+    """A CachedKernel of ``kernel`` whose JITFunction.run (Triton's path) only records
+    (grid, args, kwargs) and returns a fake compiled kernel; the stream handle is 77."""
+    fn = JITFunction(kernel)
     compiled, slow = _Compiled(), []
 
     def run(*args, grid, warmup, **kwargs):
-        slow.append((args, kwargs))
+        slow.append((grid, args, kwargs))
         return compiled
 
     monkeypatch.setattr(fn, "run", run)
     monkeypatch.setattr(launcher._runtime, "stream_handle", lambda device: 77)
-    ck = launcher.CachedKernel(fn)
+    return launcher.CachedKernel(fn), compiled, slow
+
+
+def test_launches_go_direct_after_the_first(monkeypatch):
+    ck, compiled, slow = _faked(monkeypatch, _kernel)
     x = fw.zeros(64)
     args = (x, x, 40, 16, 1.5, False, (3, 4))
     assert ck[(5,)](*args, K=7, num_warps=8) is compiled
@@ -310,16 +316,7 @@ def test_heuristics_and_autotune_launch_through_the_cache(monkeypatch):
     # linalg's and fused_linear's tuned products wrap a cached kernel: triton.heuristics and
     # triton.autotune call its run(), with the grid a function of the chosen block sizes
     import triton
-    fn = JITFunction(_tiled)
-    compiled, slow = _Compiled(), []
-
-    def run(*args, grid, warmup, **kwargs):
-        slow.append((grid, kwargs))
-        return compiled
-
-    monkeypatch.setattr(fn, "run", run)
-    monkeypatch.setattr(launcher._runtime, "stream_handle", lambda device: 77)
-    ck = launcher.CachedKernel(fn)
+    ck, compiled, slow = _faked(monkeypatch, _tiled)
     h = triton.heuristics({"EVEN": lambda a: a["n"] % a["BLOCK"] == 0})(ck)
     tuned = triton.autotune([triton.Config({"BLOCK": 32}, num_warps=4)], key=["n"])(h)
     x = fw.zeros(64)
@@ -332,7 +329,7 @@ def test_heuristics_and_autotune_launch_through_the_cache(monkeypatch):
         kw = {"BLOCK": 16} if kernel is h else {}
         kernel[grid](x, n, **kw)
         assert slow[-1][0] == (launcher.cdiv(n, block),)   # Triton's path got the grid
-        assert slow[-1][1]["EVEN"] is even and slow[-1][1]["BLOCK"] == block
+        assert slow[-1][2]["EVEN"] is even and slow[-1][2]["BLOCK"] == block
         before = len(slow)
         kernel[grid](x, n, **kw)                          # the same key: direct
         assert len(slow) == before
