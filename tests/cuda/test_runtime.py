@@ -628,3 +628,31 @@ def test_external_stream_and_capabilities():
     del ext                                  # not destroyed: still usable through s
     s.synchronize()
     assert fw.cuda.is_bf16_supported() == (fw.cuda.get_device_capability()[0] >= 8)
+
+
+def test_storages_of_cuda_without_index_know_their_device():
+    # a storage allocated for device("cuda") is on the current device and says so: its later
+    # copies ask for that device's context (on a GPU a device of index None has none)
+    from framework._ops import alloc
+    for n in (0, 3):
+        t = alloc.empty((n,), fw.float32, fw.device("cuda"))
+        assert t._storage.device is fw.device("cuda", fw.cuda.current_device())
+        assert t.device == fw.device("cuda:0")
+
+
+def test_untyped_storage_cpu_copies_on_a_gpu(monkeypatch):
+    # a simulated cuda storage's cpu() aliases its host memory (Triton's interpreter runs in
+    # place); on a GPU it is a copy, as PyTorch's. The GPU branch, with the simulator's
+    # copy underneath:
+    x = fw.arange(6.0, device="cuda")
+    if fw.cuda.is_simulated():
+        alias = x.untyped_storage().cpu()
+        assert alias.host_alias and alias.data_ptr() == x.untyped_storage().data_ptr()
+    monkeypatch.setattr(fw.cuda, "is_simulated", lambda: False)
+    copy = x.untyped_storage().cpu()
+    assert not copy.host_alias and copy.device == fw.device("cpu")
+    assert copy.data_ptr() != x.untyped_storage().data_ptr() and copy.nbytes() == 24
+    got = fw.empty(0).set_(copy, 0, (6,), (1,))
+    assert got.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    x.add_(1)  # the copy does not follow the device memory
+    assert got.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
