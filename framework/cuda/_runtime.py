@@ -187,8 +187,10 @@ def current_streams():
 
 
 def stream_handle(index):
-    """The raw handle of the current stream of device ``index`` (0: the default stream)."""
-    st = current_streams().get(index)
+    """The raw handle of the current stream of device ``index`` (0: the default stream).
+    Every allocation and every launch asks: a thread that never set a stream makes no dict."""
+    streams = getattr(_tls, "streams", None)
+    st = streams.get(index) if streams else None
     return 0 if st is None else st.cuda_stream
 
 
@@ -223,27 +225,17 @@ def driver_release(method, handle):
 
 def alloc_storage(nbytes, device):
     """A new uninitialised storage of ``nbytes`` bytes on cuda device ``device``."""
-    # every cuda op result comes here: state(), current_index(), allocator() and
-    # stream_handle() are inlined for their common cases
-    s = _state if _state is not None else state()
+    s = _state if _state is not None else state()  # every cuda op result comes here
     index = device.index
     if index is None:  # "cuda": the storage is on the current device, and says which
-        index = getattr(_tls, "device", 0)
+        index = current_index()
         device = _device_cls("cuda", index)
     if index >= s.count:
         check_index(index)
     if nbytes == 0:
         return Storage(0, 0, device, None)
-    alloc = s.allocators[index]
-    if alloc is None:
-        alloc = s.allocator(index)
-    stream = 0  # the default stream, unless this thread made another one current
-    streams = getattr(_tls, "streams", None)
-    if streams:
-        current = streams.get(index)
-        if current is not None:
-            stream = current.cuda_stream
-    block = alloc.malloc(nbytes, stream)
+    alloc = s.allocator(index)
+    block = alloc.malloc(nbytes, stream_handle(index))
     return Storage(block.ptr, nbytes, device, DeviceBuffer(alloc, block))
 
 
