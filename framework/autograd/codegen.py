@@ -3,6 +3,7 @@ records a node when a call needs gradients), the two functions that capture a ca
 edges and saved arguments, and the op's backward (its derivative formulas inlined).
 Straight-line code over fast locals costs far less per call than interpreting the row
 each time; everything here runs once per op, at import or on first use."""
+import ast
 import inspect
 
 from .._tensor import Tensor
@@ -170,6 +171,14 @@ def compile_backward(d):
              "    _outs = []"]
     if d.save_result:
         lines += ["    results = _unpack_results(_node)", "    result = results[0]"]
+    formulas = [f for _, _, f in d.inputs]
+    if any("grad_input_mask" in f for f in formulas):
+        if not d.simple:
+            raise ValueError(f"ops.yaml: {d.op_name}: grad_input_mask with a list input")
+        mask = ", ".join(f"_nxt[{2 * j}] is not None" for j in range(len(d.inputs)))
+        lines.append(f"    grad_input_mask = ({mask},)")
+    shared = _shared_calls(formulas)
+    lines += [f"    {local} = None" for local in sorted(set(shared.values()))]
     edge = "0"          # the index of the input's first edge: a literal until a list
     for j, ((name, is_list, formula), uses) in enumerate(zip(d.inputs, d.uses)):
         loads = []
@@ -186,8 +195,15 @@ def compile_backward(d):
         if not is_list:
             lines += [f"    if _nxt[2 * ({edge})] is not None:"]
             lines += ["        " + ln for ln in loads]
-            lines += [f"        _g = ({formula})",
-                      f"        if _g is not None and (_g._shape != _saved[{2 * j}] or "
+            if formula in shared:   # one call gives several inputs' gradients
+                call, index = _subscript(formula)
+                local = shared[formula]
+                lines += [f"        if {local} is None:",
+                          f"            {local} = ({call})",
+                          f"        _g = {local}[{index}]"]
+            else:
+                lines += [f"        _g = ({formula})"]
+            lines += [f"        if _g is not None and (_g._shape != _saved[{2 * j}] or "
                       f"_g.dtype is not _saved[{2 * j + 1}]):",
                       f"            _g = _fit(_g, _saved[{2 * j}], _saved[{2 * j + 1}])",
                       "        _outs.append(_g)",
@@ -218,3 +234,29 @@ def compile_backward(d):
     exec(compile("\n".join(lines) + "\n", f"<backward of {d.op_name}>", "exec"), g)
     d.backward = g["backward"]
     return d.backward
+
+
+def _subscript(formula):
+    """(call text, index) of a formula ``call[index]`` with a literal int index, else None."""
+    node = ast.parse(formula.strip(), mode="eval").body
+    if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+            and type(node.slice.value) is int):
+        return ast.get_source_segment(formula.strip(), node.value), node.slice.value
+    return None
+
+
+def _shared_calls(formulas):
+    """{formula: local name} for formulas that index one call another formula indexes too
+    (``native_layer_norm_backward(..., grad_input_mask)[0]``, ``[1]``, ``[2]``): the
+    backward makes that call once, for whichever of those inputs needs a gradient first,
+    as PyTorch's derivatives.yaml computes a joint formula once."""
+    calls = {}
+    for f in formulas:
+        sub = _subscript(f)
+        if sub is not None:
+            calls.setdefault(sub[0], []).append(f)
+    shared = {}
+    for i, fs in enumerate(fs for fs in calls.values() if len(fs) > 1):
+        for f in fs:
+            shared[f] = f"_call{i}"
+    return shared

@@ -4,8 +4,10 @@ recording and adds one ``OpNode`` to the graph.
 
 Derivative formulas are Python expressions over framework ops (as PyTorch's
 derivatives.yaml). Their names: the op's arguments by schema name, ``grad`` (gradient of
-the first output), ``grads`` (all), ``result`` / ``results`` (the outputs), and the
-helpers of framework/autograd/formulas*.py. A formula's value is reduced to its input's
+the first output), ``grads`` (all), ``result`` / ``results`` (the outputs),
+``grad_input_mask`` (per formula input, whether its gradient is needed) and the helpers of
+framework/autograd/formulas*.py. Formulas that index one call (``f(...)[0]``, ``f(...)[1]``)
+share it: the backward makes the call once. A formula's value is reduced to its input's
 shape (broadcasting) and cast to its dtype, so formulas need not. codegen.py turns each
 op's formulas into one backward function, and makes its wrapper and the functions that
 capture a call's edges and saved values.

@@ -193,7 +193,11 @@ def _rows_params_kernel(dy, x, mean, rstd, pw, pb, R, K, per, RMS: tl.constexpr,
 
 @cached
 @triton.jit
-def _col_sum_kernel(part, out, P, K, BP: tl.constexpr, BK: tl.constexpr):
+def _col_sum_kernel(part, out, out2, P, K, BP: tl.constexpr, BK: tl.constexpr):
+    """out = the column sums of part (P x K); programs of program_id(1) == 1 sum the next
+    P x K block into out2 (dw and db in one launch)."""
+    which = tl.program_id(1)
+    part += which.to(tl.int64) * P * K
     k = tl.program_id(0).to(tl.int64) * BK + tl.arange(0, BK).to(tl.int64)
     kmask = k < K
     rows = tl.arange(0, BP).to(tl.int64)
@@ -202,7 +206,11 @@ def _col_sum_kernel(part, out, P, K, BP: tl.constexpr, BK: tl.constexpr):
         r = i0 + rows
         mask = (r < P)[:, None] & kmask[None, :]
         acc += tl.load(part + r[:, None] * K + k[None, :], mask=mask, other=0)
-    tl.store(out + k, tl.sum(acc, axis=0), mask=kmask)
+    total = tl.sum(acc, axis=0)
+    if which == 0:
+        tl.store(out + k, total, mask=kmask)
+    else:
+        tl.store(out2 + k, total, mask=kmask)
 
 
 @cached
@@ -314,17 +322,16 @@ def rows_backward_params(dy, x, mean, rstd, dw, db, R, K, rms):
     parts = max(1, min(cdiv(R, br), 256))
     per = cdiv(R, parts)
     parts = cdiv(R, per)
-    dev = out._storage.device
-    pw = alloc.empty((parts, K), out.dtype, dev) if dw is not None else None
-    pb = alloc.empty((parts, K), out.dtype, dev) if db is not None else None
-    dummy = pw if pw is not None else pb
+    outs = [t for t in (dw, db) if t is not None]
+    # the partial sums of dw then db, one block each: one column-sum launch for both
+    part = alloc.empty((len(outs), parts, K), out.dtype, out._storage.device)
+    pw = part[0] if dw is not None else None
+    pb = part[-1] if db is not None else None
     _rows_params_kernel[(parts, cdiv(K, bk))](
-        dy, x, _or(mean, rstd), rstd, dummy if pw is None else pw, dummy if pb is None else pb,
-        R, K, per, RMS=bool(rms), HAS_DW=dw is not None, HAS_DB=db is not None, ACC=_acc(x),
-        BR=br, BK=bk)
-    for part, t in ((pw, dw), (pb, db)):
-        if t is not None:
-            _col_sum_kernel[(cdiv(K, bk),)](part, t, parts, K, BP=16, BK=bk)
+        dy, x, _or(mean, rstd), rstd, _or(pw, pb), _or(pb, pw), R, K, per, RMS=bool(rms),
+        HAS_DW=dw is not None, HAS_DB=db is not None, ACC=_acc(x), BR=br, BK=bk)
+    _col_sum_kernel[(cdiv(K, bk), len(outs))](part, outs[0], outs[-1], parts, K, BP=16,
+                                              BK=bk)
 
 
 def channel_stats(x, mean, var, N, C, S):

@@ -304,3 +304,40 @@ def test_var_backward_without_degrees_of_freedom(shape, dim, correction):
         t.var(dim, correction=correction).sum().backward()
         f.var(dim, correction=correction).sum().backward()
     np.testing.assert_array_equal(f.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("needs", [(True, True, True), (True, False, False),
+                                   (False, True, True), (False, False, True)])
+def test_layer_norm_backward_one_call_with_grad_input_mask(device, needs, monkeypatch):
+    """The three formulas of native_layer_norm index one call: it runs once, with the mask
+    of the inputs that need a gradient, and the gradients equal PyTorch's."""
+    from framework._ops import norm
+    calls = []
+    real = norm._rows_backward
+
+    def counted(*args):
+        calls.append(tuple(args[-1]))
+        return real(*args)
+    monkeypatch.setattr(norm, "_rows_backward", counted)
+    rng = np.random.default_rng(0)
+    vals = [rng.standard_normal(s) for s in ((3, 5), (5,), (5,))]
+    grads = {}
+    for T in (fw, torch):
+        ts = [T.tensor(v, dtype=T.float64, requires_grad=n) for v, n in zip(vals, needs)]
+        if T is fw:
+            ts = [t.to(device).detach().requires_grad_(n) for t, n in zip(ts, needs)]
+        y = T.nn.functional.layer_norm(ts[0], (5,), ts[1], ts[2])
+        (y * T.arange(15, dtype=T.float64, device=y.device).reshape(3, 5)).sum().backward()
+        grads[T] = [None if t.grad is None else _np(t.grad) for t in ts]
+    assert calls == [needs]
+    for g, r in zip(grads[fw], grads[torch]):
+        assert (g is None) == (r is None)
+        if g is not None:
+            np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+
+
+def test_shared_calls_only_for_whole_subscripts():
+    from framework.autograd.codegen import _shared_calls
+    shared = _shared_calls(["f(x, m)[0]", "f(x, m)[1]", "g(x)[0]", "a if c else f(x, m)[2]",
+                            "h(y)[k]"])
+    assert shared == {"f(x, m)[0]": "_call0", "f(x, m)[1]": "_call0"}
