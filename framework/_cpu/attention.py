@@ -2,7 +2,8 @@
 as framework/kernels/attention.py. The native kernels compute in float32 or float64:
 16-bit inputs are converted to float32 first and the results converted back. The inputs
 (q, k, v, out, dout) go by pointer and their 4 strides, with a contiguous last dimension
-(framework/_ops/attention.py sees to it); the results are contiguous."""
+(framework/_ops/attention.py sees to it); the native kernels write contiguous results, copied
+into out, dq, dk, dv where those are laid out otherwise."""
 from .. import _C, _dtype
 from . import copy as _copy
 
@@ -26,12 +27,23 @@ def _dims(q, k, v):
 
 
 def _f32(t):
+    """t itself for float32/64, else a float32 copy."""
     if t.dtype.name not in _HALF:
         return t
     from .._ops import alloc
     res = alloc.empty(t._shape, _dtype.float32, t._storage.device)
     _copy.copy(res, t, t._stride)
     return res
+
+
+def _result(t):
+    """Where the native kernel writes ``t``: t itself when it is contiguous float32/64, else a
+    contiguous float32/64 buffer that _back copies into t."""
+    if t.dtype.name not in _HALF and t.is_contiguous():
+        return t
+    from .._ops import alloc
+    dt = _dtype.float32 if t.dtype.name in _HALF else t.dtype
+    return alloc.empty(t._shape, dt, t._storage.device)
 
 
 def _back(dst, src):
@@ -43,7 +55,7 @@ def sdpa_forward(q, k, v, mask, out, lse, scale, causal, dropout_p, seed, offset
     """out (Z, Hq, Lq, Dv) and lse (Z, Hq, Lq) of softmax(q k^T * scale + mask) v."""
     if out.numel() == 0:
         return
-    res = _f32(out)
+    res = _result(out)
     q, k, v = _f32(q), _f32(k), _f32(v)
     mp, kind, ms = _mask_args(mask)
     _C.sdpa_forward(q.dtype.code, q.data_ptr(), _st(q), k.data_ptr(), _st(k), v.data_ptr(),
@@ -57,7 +69,7 @@ def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, drop
     """dq, dk, dv (contiguous) of sdpa_forward given dout (of q's dtype; q, k, v, out and
     dout with a contiguous last dimension)."""
     q, k, v, out, dout = _f32(q), _f32(k), _f32(v), _f32(out), _f32(dout)
-    rq, rk, rv = _f32(dq), _f32(dk), _f32(dv)
+    rq, rk, rv = _result(dq), _result(dk), _result(dv)
     mp, kind, ms = _mask_args(mask)
     _C.sdpa_backward(q.dtype.code, q.data_ptr(), _st(q), k.data_ptr(), _st(k), v.data_ptr(),
                      _st(v), mp, kind, ms, out.data_ptr(), _st(out), lse.data_ptr(),

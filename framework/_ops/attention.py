@@ -16,7 +16,7 @@ regenerated in the backward; ``dropout_mask`` returns one for tests.
 import framework
 
 from .. import _dtype
-from . import alloc
+from . import alloc, memory_format
 from .pointwise import convert, cpp_type_name
 
 
@@ -35,6 +35,20 @@ def rowwise(x, dtype=None):
     if (dtype is None or x.dtype is dtype) and rows_ok(x):
         return x
     return convert(x, dtype or x.dtype, x._storage.device)
+
+
+def _like(x, shape, dev):
+    """A new tensor of ``shape`` (x's but the last dim) in x's dim order, as PyTorch's
+    flash attention allocates its output: for the usual q = (Z, L, H, D).transpose(1, 2),
+    the caller's out.transpose(1, 2).contiguous() is then free, and so are the reshapes of
+    dq, dk, dv back to the projection's layout in the backward."""
+    t = alloc.empty(shape, x.dtype, dev)
+    if not t.numel():
+        return t
+    st = memory_format.dense_order(shape, x._shape, x._stride)
+    if st != t._stride:
+        t._stride = st
+    return t
 
 
 def acc_dtype(dtype):
@@ -81,9 +95,9 @@ def fused_sdpa(qkv, attn_mask=None, dropout_p=0.0, is_causal=False, scale=1.0, s
     """(out, lse): softmax(q k^T * scale + mask) v and each row's log-sum-exp (+inf for a
     row with every key masked out, whose output is 0)."""
     q, k, v, dev = _check(qkv, attn_mask)
-    q, k, v = rowwise(q), rowwise(k), rowwise(v)
     Z, Hq, Lq, _ = q.shape
-    out = alloc.empty((Z, Hq, Lq, v.size(3)), q.dtype, dev)
+    out = _like(q, (Z, Hq, Lq, v.size(3)), dev)
+    q, k, v = rowwise(q), rowwise(k), rowwise(v)
     lse = alloc.empty((Z, Hq, Lq), acc_dtype(q.dtype), dev)
     if out.numel():
         alloc.backend(dev).attention.sdpa_forward(q, k, v, attn_mask, out, lse, scale,
@@ -96,11 +110,9 @@ def fused_sdpa_backward(grad_out, qkv, attn_mask, output, lse, dropout_p, is_cau
     """[dq, dk, dv] of _fused_sdpa given the gradient of its output ``output``. Not
     differentiable itself (as PyTorch's fused attention backward kernels)."""
     q, k, v, dev = _check(qkv, attn_mask)
+    dq, dk, dv = (_like(t, t._shape, dev) for t in (q, k, v))
     q, k, v, out = rowwise(q), rowwise(k), rowwise(v), rowwise(output)
     dout = rowwise(grad_out, q.dtype)
-    dq = alloc.empty(q._shape, q.dtype, dev)
-    dk = alloc.empty(k._shape, k.dtype, dev)
-    dv = alloc.empty(v._shape, v.dtype, dev)
     if q.numel() == 0 or k.numel() == 0 or v.numel() == 0:
         for t in (dq, dk, dv):
             if t.numel():

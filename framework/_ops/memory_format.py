@@ -207,6 +207,16 @@ def dense_like(shape, stride):
     return st
 
 
+def dense_order(shape, like_shape, like_stride):
+    """Dense strides for ``shape`` with its dims in the memory order of a tensor of
+    ``like_shape`` and ``like_stride`` (as many dims; row-major when that tensor is)."""
+    key = ("order", shape, like_shape, like_stride)
+    st = _cache.get(key)
+    if st is None:
+        st = alloc.remember(_cache, key, _from_order(shape, _perm(like_shape, (like_stride,))))
+    return st
+
+
 def like_strides(op, x, fmt):
     """The strides of a new tensor like ``x`` in memory format ``fmt`` (None: preserve)."""
     if fmt is None or fmt is preserve_format:

@@ -3,8 +3,9 @@ native/attention.cpp with the same launchers and semantics.
 
 Layout: q (Z, Hq, Lq, D), k (Z, Hkv, Lk, D), v (Z, Hkv, Lk, Dv), out/dout (Z, Hq, Lq, Dv),
 of one floating dtype; query head h reads key/value head h // (Hq // Hkv). The inputs q, k,
-v, out, dout are read through their 4 strides (z, h, l, d), so the heads of a fused qkv
-projection need no copy; the results (out, lse, dq, dk, dv) are contiguous.
+v, out, dout are read and out, dq, dk, dv written through their 4 strides (z, h, l, d), so
+the heads of a fused qkv projection need no copy, nor do results laid out as (Z, L, H, D)
+(framework/_ops/attention.py allocates them in their input's dim order); lse is contiguous.
 lse (Z, Hq, Lq) holds each row's log-sum-exp of the scaled, masked scores in the compute
 dtype (float32, float64 for float64 inputs); +inf for a row whose keys are all masked out,
 whose output is 0 (as PyTorch) and whose probabilities exp(s - lse) are 0 in the backward.
@@ -111,7 +112,8 @@ def _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p):
 @cached
 @triton.jit
 def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
-                sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd, ms0, ms1, ms2, ms3,
+                sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
+                soz, soh, sol, sod, ms0, ms1, ms2, ms3,
                 seed: tl.uint64, offset: tl.uint64, p: tl.float32,
                 keep_scale: tl.float64,
                 MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
@@ -154,8 +156,8 @@ def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
         acc = acc * alpha[:, None] + _dot(_down(pr, v.dtype), v, IEEE).to(acc_t)
         m_i = m_new
     out = tl.where(l_i[:, None] > 0, acc / tl.where(l_i > 0, l_i, 1)[:, None], 0)
-    tl.store(O + q_rows[:, None] * DV + offs_dv[None, :], _down(out, O.dtype.element_ty),
-             mask=(offs_m[:, None] < Lq) & (offs_dv[None, :] < DV))
+    tl.store(_tile(O, z, h, soz, soh, offs_m[:, None], offs_dv[None, :], sol, sod),
+             _down(out, O.dtype.element_ty), mask=(offs_m[:, None] < Lq) & (offs_dv[None, :] < DV))
     lse = tl.where(l_i > 0, m_i + tl.log(tl.where(l_i > 0, l_i, 1)), float("inf"))
     tl.store(LSE + q_rows, lse, mask=offs_m < Lq)
 
@@ -184,7 +186,8 @@ def _delta_kernel(O, DO, DELTA, Hq, Lq, DV, soz, soh, sol, sod, sdz, sdh, sdl, s
 @triton.jit
 def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                  sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
-                 sdz, sdh, sdl, sdd, ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
+                 sdz, sdh, sdl, sdd, s1z, s1h, s1l, s1d, s2z, s2h, s2l, s2d,
+                 ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
                  p: tl.float32, keep_scale: tl.float64,
                  MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                  IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
@@ -236,17 +239,17 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
             dv += _dot(_down(tl.trans(pd), do.dtype), do, IEEE).to(acc_t)
             ds = pr * (dp - delta[:, None])
             dk += _dot(_down(tl.trans(ds), q.dtype), q, IEEE).to(acc_t)
-    tl.store(DK + k_rows[:, None] * D + offs_d[None, :], _down(dk * sc, DK.dtype.element_ty),
-             mask=n_in[:, None] & (offs_d[None, :] < D))
-    tl.store(DV_ + k_rows[:, None] * DV + offs_dv[None, :], _down(dv, DV_.dtype.element_ty),
-             mask=n_in[:, None] & (offs_dv[None, :] < DV))
+    tl.store(_tile(DK, z, hk, s1z, s1h, offs_n[:, None], offs_d[None, :], s1l, s1d),
+             _down(dk * sc, DK.dtype.element_ty), mask=n_in[:, None] & (offs_d[None, :] < D))
+    tl.store(_tile(DV_, z, hk, s2z, s2h, offs_n[:, None], offs_dv[None, :], s2l, s2d),
+             _down(dv, DV_.dtype.element_ty), mask=n_in[:, None] & (offs_dv[None, :] < DV))
 
 
 @cached
 @triton.jit
 def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
-               sdz, sdh, sdl, sdd, ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
+               sdz, sdh, sdl, sdd, s1z, s1h, s1l, s1d, ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
                p: tl.float32, keep_scale: tl.float64,
                MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
@@ -289,8 +292,8 @@ def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, L
             dp = tl.where(keep, dp * _acc(keep_scale, acc_t), 0)
         ds = pr * (dp - delta[:, None])
         dq += _dot(_down(ds, k.dtype), k, IEEE).to(acc_t)
-    tl.store(DQ + q_rows[:, None] * D + offs_d[None, :], _down(dq * sc, DQ.dtype.element_ty),
-             mask=m_in[:, None] & (offs_d[None, :] < D))
+    tl.store(_tile(DQ, z, h, s1z, s1h, offs_m[:, None], offs_d[None, :], s1l, s1d),
+             _down(dq * sc, DQ.dtype.element_ty), mask=m_in[:, None] & (offs_d[None, :] < D))
 
 
 @cached
@@ -336,13 +339,14 @@ def sdpa_forward(q, k, v, mask, out, lse, scale, causal, dropout_p, seed, offset
     bm, bn, warps = _blocks(max(D, Dv), False)
     grid = (cdiv(Lq, bm), Z * Hq)
     _fwd_kernel[grid](q, k, v, m, out, lse, sc, Hq, Hkv, Lq, Lk, D, Dv, *_st(q), *_st(k),
-                      *_st(v), *ms, *rng,
+                      *_st(v), *_st(out), *ms, *rng,
                       BM=bm, BN=bn, BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps, **flags)
 
 
 def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, dropout_p, seed,
                   offset):
-    """dq, dk, dv (contiguous) of sdpa_forward given dout (of q's dtype)."""
+    """dq, dk, dv (written through their strides) of sdpa_forward given dout (of q's
+    dtype)."""
     from .._ops import alloc
     Z, Hq, Hkv, Lq, Lk, D, Dv = _dims(q, k, v)
     if Lk == 0 or Lq == 0:
@@ -358,11 +362,12 @@ def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, drop
     s = sc
     st = _st(q) + _st(k) + _st(v) + _st(dout)
     _dkdv_kernel[(cdiv(Lk, bn), Z * Hkv)](q, k, v, m, dout, lse, delta, dk, dv, s, Hq,
-                                          Hkv, Lq, Lk, D, Dv, *st, *ms, *rng, BM=bm, BN=bn,
+                                          Hkv, Lq, Lk, D, Dv, *st, *_st(dk), *_st(dv), *ms,
+                                          *rng, BM=bm, BN=bn,
                                           BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
                                           **flags)
     _dq_kernel[(cdiv(Lq, bm), Z * Hq)](q, k, v, m, dout, lse, delta, dq, s, Hq, Hkv,
-                                       Lq, Lk, D, Dv, *st, *ms, *rng, BM=bm, BN=bn,
+                                       Lq, Lk, D, Dv, *st, *_st(dq), *ms, *rng, BM=bm, BN=bn,
                                        BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
                                        **flags)
 

@@ -280,10 +280,14 @@ def test_double_backward_not_implemented_like_torch(device):
 # -- strided inputs: read in place through their strides, copied only when the last dimension
 # is not contiguous (or rows overlap) --------------------------------------------------------
 
+def alloc_backend(device):
+    from framework._ops import alloc
+    return alloc.backend(fw.empty(0, device=device)._storage.device)
+
+
 def _spy_backend(monkeypatch, device):
     """Records, per launcher call, whether each tensor input was contiguous."""
-    from framework._ops import alloc
-    be = alloc.backend(fw.empty(0, device=device)._storage.device).attention
+    be = alloc_backend(device).attention
     seen = []
     for name, idx in (("sdpa_forward", (0, 1, 2)), ("sdpa_backward", (0, 1, 2, 4, 6))):
         real = getattr(be, name)
@@ -316,6 +320,10 @@ def test_split_heads_in_place_match_torch(device, monkeypatch, Hq, Hkv, causal):
                                                             enable_gqa=Hq != Hkv)
     want.backward(torch.tensor(g0).transpose(1, 2))
     seen = _spy_backend(monkeypatch, device)
+    be = alloc_backend(device).attention
+    grads_seen, real_bwd = [], be.sdpa_backward
+    monkeypatch.setattr(be, "sdpa_backward", lambda *a, **k: grads_seen.append(a[7:10]) or
+                        real_bwd(*a, **k))
     copies = []
     real_convert = attn_ops.convert
     monkeypatch.setattr(attn_ops, "convert", lambda *a, **k: copies.append(1) or
@@ -327,7 +335,12 @@ def test_split_heads_in_place_match_torch(device, monkeypatch, Hq, Hkv, causal):
     out.backward(fw.tensor(g0, dtype=fw.float64, device=device).transpose(1, 2))
     assert [s[0] for s in seen] == ["sdpa_forward", "sdpa_backward"]
     assert seen[0][1] == [False, False, False]            # q, k, v went in as views
-    assert seen[1][1] == [False, False, False, True, False]   # ... and dout (out is fresh)
+    assert seen[1][1] == [False, False, False, False, False]  # ... and out, dout
+    # out, dq, dk, dv in q's dim order (as PyTorch's flash attention): back in the (B, T, H, D)
+    # layout, the model's transpose(1, 2).contiguous() and the gradients' reshapes are free
+    y = out.transpose(1, 2).contiguous()
+    assert y.data_ptr() == out.data_ptr() and y.stride() == (T * Hq * D, Hq * D, D, 1)
+    assert all(t.transpose(1, 2).is_contiguous() for t in grads_seen[0])   # dq, dk, dv
     assert not copies
     _close([to_np(out), to_np(x.grad)], [want.detach().numpy(), xt.grad.numpy()], 1e-12)
 
@@ -370,7 +383,9 @@ def test_fused_op_strided_layouts(device, monkeypatch, dtype, tol, layout):
     monkeypatch.setattr(attn_ops, "convert", lambda *a, **k: copies.append(1) or
                         real_convert(*a, **k))
     out, lse = fw._fused_sdpa(views, None, 0.0, True, 0.4, 0, 0)
-    assert out.is_contiguous() and lse.is_contiguous()
+    # out in q's dim order (dense), lse contiguous
+    order = sorted(range(4), key=lambda d: -views[0].stride(d))
+    assert out.permute(order).is_contiguous() and lse.is_contiguous()
     out.backward(strided(dout, leaf=False)[1])
     assert bool(copies) == (layout != "transposed")
 
