@@ -1,7 +1,8 @@
 """Tests of the LU / LDL family, the _ex variants, matrix_exp, Cholesky solves,
 householder_product, cond, linalg.cross/vander/tensorinv/tensorsolve/diagonal against
 PyTorch on both devices: values (batched, non-contiguous, float32), info and error
-messages, and float64 gradients (gradcheck and PyTorch's)."""
+messages, and float64 gradients (gradcheck and PyTorch's); and addmm / baddbmm / linear
+with a bias or C operand (read in the GEMM's epilogue) against NumPy float64."""
 import warnings
 
 import numpy as np
@@ -379,3 +380,80 @@ def test_ldl_factor_has_no_derivative(device):
     x = fw.tensor(SPD[0], device=device).requires_grad_()
     with pytest.raises(RuntimeError):
         fw.linalg.ldl_factor(x)[0].sum().backward()
+
+
+# ---- addmm, baddbmm, linear: C read in the GEMM's epilogue -------------------------------
+
+ADD_TOL = {fw.float32: 1e-5, fw.float16: 2e-3, fw.bfloat16: 1.6e-2, fw.int32: 0.0}
+
+
+def exact(shape, dtype, device, seed, T=False, fill=None):
+    """A tensor of values exact in ``dtype`` (stored transposed when ``T``; all ``fill`` if
+    given) and its float64 values."""
+    rng = np.random.default_rng(seed)
+    if fill is not None:
+        arr = np.full(shape, fill)
+    elif dtype.is_floating_point:
+        arr = rng.standard_normal(shape)
+    else:
+        arr = rng.integers(-6, 7, shape).astype(np.float64)
+    if T:
+        t = fw.tensor(np.ascontiguousarray(np.swapaxes(arr, -1, -2)), dtype=dtype,
+                      device=device).mT
+    else:
+        t = fw.tensor(arr, dtype=dtype, device=device)
+    return t, t.cpu().double().numpy()
+
+
+def close_to(got, ref, dtype):
+    assert got.dtype is dtype
+    tol = ADD_TOL[dtype]
+    scale = max(1.0, float(np.abs(ref).max()))
+    np.testing.assert_allclose(got.detach().cpu().double().numpy(), ref, rtol=tol,
+                               atol=tol * scale)
+
+
+@pytest.mark.parametrize("dtype", [fw.float32, fw.float16, fw.bfloat16, fw.int32], ids=str)
+@pytest.mark.parametrize("kind", ["row", "full", "T"])
+@pytest.mark.parametrize("beta,alpha", [(0, 1), (1, 1), (0.5, 2)])
+def test_addmm_bias(device, dtype, kind, beta, alpha):
+    # 33x17 @ 17x40 crosses tile edges; with beta == 0, C is NaN and must not be read
+    if not dtype.is_floating_point and beta == 0.5:
+        beta = 3
+    a, na = exact((33, 17), dtype, device, 70)
+    b, nb = exact((17, 40), dtype, device, 71, T=True)
+    nan = np.nan if beta == 0 and dtype.is_floating_point else None
+    c, nc = exact((40,) if kind == "row" else (33, 40), dtype, device, 72, kind == "T", nan)
+    ref = alpha * (na @ nb) + (0 if beta == 0 else beta * nc)
+    close_to(fw.addmm(c, a, b, beta=beta, alpha=alpha), ref, dtype)
+
+
+@pytest.mark.parametrize("dtype", [fw.float32, fw.bfloat16], ids=str)
+def test_addmm_bias_long_k(device, dtype):
+    # M = N = 16, K = 4096: the cuda GEMM splits K, and its reduction adds C
+    x, nx = exact((16, 4096), dtype, device, 73)
+    w, nw = exact((16, 4096), dtype, device, 74)
+    bias, nbias = exact((16,), dtype, device, 75)
+    close_to(fw.nn.functional.linear(x, w, bias), nx @ nw.T + nbias, dtype)
+    c, nc = exact((16, 16), dtype, device, 76, T=True)
+    close_to(fw.addmm(c, x, w.t(), beta=0.5, alpha=2), 0.5 * nc + 2 * (nx @ nw.T), dtype)
+    nan = fw.full((16,), float("nan"), dtype=dtype, device=device)
+    close_to(fw.addmm(nan, x, w.t(), beta=0), nx @ nw.T, dtype)
+
+
+def test_addmm_bias_general_paths(device):
+    # out=, baddbmm with a broadcast row, and a C that is part of out (read before written)
+    a, na = exact((2, 9, 20), fw.float32, device, 77)
+    b, nb = exact((2, 20, 11), fw.float32, device, 78, T=True)
+    c, nc = exact((11,), fw.float32, device, 79)
+    close_to(fw.baddbmm(c, a, b, beta=0.5, alpha=2), 0.5 * nc + 2 * np.matmul(na, nb),
+             fw.float32)
+    out = fw.full((9, 11), float("nan"), device=device)
+    assert fw.addmm(c, a[0], b[0], out=out) is out
+    close_to(out, nc + na[0] @ nb[0], fw.float32)
+    o, no = exact((9, 11), fw.float32, device, 80)
+    fw.addmm(o[2], a[0], b[0], beta=2, out=o)
+    close_to(o, 2 * no[2] + na[0] @ nb[0], fw.float32)
+    t = o.clone()
+    t.addmm_(a[1], b[1], beta=0.5)
+    close_to(t, 0.5 * o.cpu().double().numpy() + na[1] @ nb[1], fw.float32)

@@ -2,9 +2,10 @@
 (einsum.py and linalg_compose.py build further products on the same kernel).
 
 Every product ends in one batched strided GEMM kernel, ``backend(device).linalg.matmul``:
-``out[..., M, N] = beta * out + alpha * a[..., M, K] @ b[..., K, N]`` with any strides
-(broadcast batch dims have stride 0), so transposed and sliced inputs are never copied
-here. Shape checks and error messages follow PyTorch's.
+``out[..., M, N] = beta * C + alpha * a[..., M, K] @ b[..., K, N]`` with any strides
+(broadcast dims have stride 0), C being addmm's input (bias) read by the kernel itself,
+so transposed and sliced inputs and broadcast biases are never copied here. Shape checks
+and error messages follow PyTorch's.
 """
 import builtins
 
@@ -61,20 +62,27 @@ def _result(out, shape, dtype, device, inplace=False):
 def _gemm(res, a, b, c=None, beta=0, alpha=1):
     """res[..., M, N] = beta * c + alpha * a @ b, batch dims of a, b, c broadcast to res's.
 
-    ``c`` (broadcastable to res) is copied into res first unless beta == 0, in which case
-    it is not read at all (as PyTorch's addmm: NaNs in it do not propagate)."""
+    ``c`` (broadcastable to res) is read by the GEMM's epilogue unless beta == 0, in which
+    case it is not read at all (as PyTorch's addmm: NaNs in it do not propagate)."""
     if res.dtype.is_complex:
         return complex_products.gemm(res, a, b, c, beta, alpha)
-    dev = res._storage.device
-    if beta != 0 and c is not None:
-        alloc.backend(dev).copy.copy(res, c, expand_strides(c, res._shape))
+    kernels = alloc.backend(res._storage.device)
+    sc = None
+    if beta == 0 or c is None:
+        c, beta = None, 0
     else:
-        beta = 0
+        sc = expand_strides(c, res._shape)
+        if c._storage is res._storage and (c._offset != res._offset
+                                           or tuple(sc) != tuple(res._stride)):
+            # c overlaps res other than as res itself: the tiles would read what others
+            # wrote, so it goes into res first (res itself is read in place by the kernel)
+            kernels.copy.copy(res, c, sc)
+            c, sc = None, None
     batch = res._shape[:-2]
     sa = expand_strides(a, batch + a._shape[-2:])
     sb = expand_strides(b, batch + b._shape[-2:])
     if res.numel():
-        alloc.backend(dev).linalg.matmul(res, a, sa, b, sb, beta, alpha)
+        kernels.linalg.matmul(res, a, sa, b, sb, beta, alpha, c, sc)
     return res
 
 
@@ -135,12 +143,11 @@ def _mm_fast(a, b, c=None, beta=0, alpha=1):
             return None
     res = alloc.empty(shape, dt, dev)
     if res.numel():
-        kernels = alloc.backend(dev)
-        if c is not None and beta != 0:
-            kernels.copy.copy(res, c, expand_strides(c, shape))
-        else:
-            beta = 0
-        kernels.linalg.matmul(res, a, a._stride, b, b._stride, beta, alpha)
+        if c is None or beta == 0:
+            c, beta = None, 0  # c is not read (NaNs in it do not propagate)
+        # c (a new res cannot overlap it) is read in the GEMM's epilogue: no copy launch
+        alloc.backend(dev).linalg.matmul(res, a, a._stride, b, b._stride, beta, alpha, c,
+                                         None if c is None else expand_strides(c, shape))
     return res
 
 

@@ -1,8 +1,10 @@
 """Triton linalg family (the cuda backend of framework/_cpu/linalg.py): batched strided GEMM.
 
-``matmul(out, a, a_stride, b, b_stride, beta, alpha)`` computes, for every batch index,
-``out[..., M, N] = beta * out + alpha * a[..., M, K] @ b[..., K, N]``, every operand with
-arbitrary (non-negative) strides and the batch dims of a and b broadcast (stride 0).
+``matmul(out, a, a_stride, b, b_stride, beta, alpha, c, c_stride)`` computes, for every
+batch index, ``out[..., M, N] = beta * C + alpha * a[..., M, K] @ b[..., K, N]``, where C is
+``c`` (read in the epilogue: addmm's bias costs no copy launch) or else out itself, every
+operand with arbitrary (non-negative) strides and the batch dims of a, b and c broadcast
+(stride 0).
 
 One kernel, ``_mm_kernel``: each program computes one BLOCK_M x BLOCK_N tile of the output
 of one matrix of the batch. ``program_id(0)`` walks the tiles in groups of GROUP_M rows of
@@ -28,8 +30,8 @@ Products by dtype (MODE):
   cores), accumulating in float64, in int64 for int64 and in int32 for the narrower
   integers. Integer products and sums wrap around like the CPU's: only the low bits of
   the output type survive, and those do not depend on the accumulator's width.
-The epilogue computes ``beta * out + alpha * acc`` in the accumulator type; with beta == 0
-out is not read (NaNs in it do not leak), and with K == 0 the product term is 0.
+The epilogue computes ``beta * C + alpha * acc`` in the accumulator type; with beta == 0
+C is not read (NaNs in it do not leak), and with K == 0 the product term is 0.
 
 On a GPU the tile shape of the tensor-core path is autotuned per (M, N, K, batch, dtype,
 layout, precision) with timings from framework.cuda.Event; under the interpreter
@@ -70,11 +72,12 @@ _INTEGER = ("uint8", "int8", "int16", "int32", "int64")
 
 
 @triton.jit
-def _batch_offsets(bi, bshape, bso, bsa, bsb, NB: tl.constexpr):
-    """Element offsets (int64) of batch index bi in out, a and b."""
+def _batch_offsets(bi, bshape, bso, bsa, bsb, bsc, NB: tl.constexpr):
+    """Element offsets (int64) of batch index bi in out, a, b and c."""
     off_o = bi * 0
     off_a = bi * 0
     off_b = bi * 0
+    off_c = bi * 0
     if NB > 0:
         rem = bi
         for d in tl.static_range(NB - 1, 0, -1):
@@ -83,10 +86,12 @@ def _batch_offsets(bi, bshape, bso, bsa, bsb, NB: tl.constexpr):
             off_o += i * bso[d]
             off_a += i * bsa[d]
             off_b += i * bsb[d]
+            off_c += i * bsc[d]
         off_o += rem * bso[0]
         off_a += rem * bsa[0]
         off_b += rem * bsb[0]
-    return off_o, off_a, off_b
+        off_c += rem * bsc[0]
+    return off_o, off_a, off_b, off_c
 
 
 @triton.jit
@@ -167,31 +172,33 @@ def _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b,
 
 
 @triton.jit(do_not_specialize=["nbatch", "layout"])
-def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
-               bshape, bso, bsa, bsb, b0, ksplit, split_stride, alpha, beta, nbatch, layout,
-               MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
-               BETA_ZERO: tl.constexpr, NB: tl.constexpr, IDX64: tl.constexpr,
-               UPCAST: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
-               EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-               BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    """One BLOCK_M x BLOCK_N tile of out[batch b0 + program_id(2)] = beta * out + alpha * a @ b.
+def _mm_kernel(out, a, b, c, M, N, K, som, son, sam, sak, sbk, sbn, scm, scn,
+               bshape, bso, bsa, bsb, bsc, b0, ksplit, split_stride, alpha, beta, nbatch,
+               layout, MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
+               BETA_ZERO: tl.constexpr, HAS_C: tl.constexpr, NB: tl.constexpr,
+               IDX64: tl.constexpr, UPCAST: tl.constexpr, EVEN_M: tl.constexpr,
+               EVEN_N: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr,
+               BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    """One BLOCK_M x BLOCK_N tile of out[batch b0 + program_id(2)] = beta * C + alpha * a @ b,
+    C being c when HAS_C, else out.
 
-    out, a, b: pointers to element (0, 0) of the first matrix. M, N, K: matrix sizes.
-    som, son / sam, sak / sbk, sbn: element strides of the matrix dims of out / a / b.
-    bshape, bso, bsa, bsb: the (merged) batch shape and each operand's batch strides; NB of
-    them are used (0: a single matrix). Split-K: program_id(1) multiplies the K range
-    [program_id(1) * ksplit, +ksplit) into out + program_id(1) * split_stride (a float32,
-    float64 or integer workspace; _splitk_reduce_kernel sums the parts); without a split,
-    ksplit == K and there is one. alpha, beta: int64, the bits of a float64 for
-    float dtypes, the values for integers. nbatch, layout: only keys of the autotuner.
-    ACC: the accumulator's dtype; PRECISION: tl.dot's input precision (MODE_DOT). UPCAST:
-    dot the operands as float32 (exact for bfloat16; only under Triton's interpreter, whose
-    tl.dot multiplies the raw bits of bfloat16 operands). EVEN_M/N/K: the size is a multiple
-    of its tile, so loads along it need no mask (set by the heuristics below)."""
+    out, a, b, c: pointers to element (0, 0) of the first matrix. M, N, K: matrix sizes.
+    som, son / sam, sak / sbk, sbn / scm, scn: element strides of the matrix dims of out / a
+    / b / c. bshape, bso, bsa, bsb, bsc: the (merged) batch shape and each operand's batch
+    strides; NB of them are used (0: a single matrix). Split-K: program_id(1) multiplies
+    the K range [program_id(1) * ksplit, +ksplit) into out + program_id(1) * split_stride
+    (a float32, float64 or integer workspace; _splitk_reduce_kernel sums the parts);
+    without a split, ksplit == K and there is one. alpha, beta: int64, the bits of a
+    float64 for float dtypes, the values for integers. nbatch, layout: only keys of the
+    autotuner. ACC: the accumulator's dtype; PRECISION: tl.dot's input precision
+    (MODE_DOT). UPCAST: dot the operands as float32 (exact for bfloat16; only under
+    Triton's interpreter, whose tl.dot multiplies the raw bits of bfloat16 operands).
+    EVEN_M/N/K: the size is a multiple of its tile, so loads along it need no mask (set by
+    the heuristics below)."""
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
 
     bi = tl.program_id(2).to(tl.int64) + b0
-    off_o, off_a, off_b = _batch_offsets(bi, bshape, bso, bsa, bsb, NB)
+    off_o, off_a, off_b, off_c = _batch_offsets(bi, bshape, bso, bsa, bsb, bsc, NB)
     split = tl.program_id(1)
     k_lo = split * ksplit  # < K: int32 like the loop below
     k_len = tl.minimum(ksplit, K - k_lo)
@@ -206,14 +213,20 @@ def _mm_kernel(out, a, b, M, N, K, som, son, sam, sak, sbk, sbn,
                    PRECISION, ACC, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K)
 
     mask = mask_m[:, None] & mask_n[None, :]
-    c_ptrs = out + offs_m[:, None] * som + offs_n[None, :] * son
-    _epilogue(acc, c_ptrs, mask, K, alpha, beta, ACC, BETA_ZERO)
+    o_ptrs = out + offs_m[:, None] * som + offs_n[None, :] * son
+    if HAS_C:
+        c_ptrs = c + off_c + offs_m[:, None] * scm + offs_n[None, :] * scn
+    else:
+        c_ptrs = o_ptrs
+    _epilogue(acc, o_ptrs, c_ptrs, mask, K, alpha, beta, ACC, BETA_ZERO)
 
 
 @triton.jit
-def _epilogue(acc, c_ptrs, mask, K, alpha, beta, ACC: tl.constexpr, BETA_ZERO: tl.constexpr):
-    """Stores beta * out + alpha * acc, computed in the accumulator's type (int64 for
-    integers); out is not read when BETA_ZERO, and the product term is 0 when K == 0."""
+def _epilogue(acc, o_ptrs, c_ptrs, mask, K, alpha, beta, ACC: tl.constexpr,
+              BETA_ZERO: tl.constexpr):
+    """Stores beta * C + alpha * acc at o_ptrs, computed in the accumulator's type (int64
+    for integers), C read at c_ptrs (o_ptrs itself without a separate C); C is not read when
+    BETA_ZERO, and the product term is 0 when K == 0."""
     if ACC == tl.float32 or ACC == tl.float64:
         al = tl.cast(alpha, tl.int64).to(tl.float64, bitcast=True).to(ACC)
         r = tl.where(K > 0, acc * al, 0.0)
@@ -224,25 +237,30 @@ def _epilogue(acc, c_ptrs, mask, K, alpha, beta, ACC: tl.constexpr, BETA_ZERO: t
         r = tl.where(K > 0, acc.to(tl.int64) * tl.cast(alpha, tl.int64), 0)
         if not BETA_ZERO:
             r = tl.cast(beta, tl.int64) * tl.load(c_ptrs, mask=mask, other=0).to(tl.int64) + r
-    tl.store(c_ptrs, _down(r, c_ptrs.dtype.element_ty), mask=mask)
+    tl.store(o_ptrs, _down(r, o_ptrs.dtype.element_ty), mask=mask)
 
 
 @cached
 @triton.jit
-def _splitk_reduce_kernel(out, ws, n, splits, shape, so, alpha, beta, ACC: tl.constexpr,
-                          BETA_ZERO: tl.constexpr, NDIM: tl.constexpr, CONTIG: tl.constexpr,
+def _splitk_reduce_kernel(out, c, ws, n, splits, shape, so, sc, alpha, beta,
+                          ACC: tl.constexpr, BETA_ZERO: tl.constexpr, HAS_C: tl.constexpr,
+                          NDIM: tl.constexpr, CONTIG: tl.constexpr, C_CONTIG: tl.constexpr,
                           IDX64: tl.constexpr, BLOCK: tl.constexpr):
-    """out = beta * out + alpha * (the sum of the ``splits`` parts of the workspace), for
-    BLOCK of the n elements of out (row-major over its (shape, so)); part s of element i is
-    ws[s * n + i]."""
+    """out = beta * C + alpha * (the sum of the ``splits`` parts of the workspace), C being
+    c (strides sc) when HAS_C, else out, for BLOCK of the n elements of out (row-major over
+    its (shape, so)); part s of element i is ws[s * n + i]."""
     i, mask = _index(n, BLOCK, IDX64)
     ws_ptrs = ws + i
     acc = tl.zeros([BLOCK], dtype=ACC)
     for _ in range(0, splits):
         acc += tl.load(ws_ptrs, mask=mask, other=0)
         ws_ptrs += n
-    _epilogue(acc, out + _offset(i, shape, so, NDIM, CONTIG), mask, 1, alpha, beta, ACC,
-              BETA_ZERO)
+    o_ptrs = out + _offset(i, shape, so, NDIM, CONTIG)
+    if HAS_C:
+        c_ptrs = c + _offset(i, shape, sc, NDIM, C_CONTIG)
+    else:
+        c_ptrs = o_ptrs
+    _epilogue(acc, o_ptrs, c_ptrs, mask, 1, alpha, beta, ACC, BETA_ZERO)
 
 
 _mm = triton.heuristics({
@@ -350,24 +368,25 @@ _tuned_restore = triton.autotune(_DOT_CONFIGS, key=_KEY, prune_configs_by=_PRUNE
 
 # ---- host side --------------------------------------------------------------------------
 
-def _fold_rows(batch, so, sa, sb, m):
+def _fold_rows(batch, so, sa, sb, sc, m):
     """Drops size-1 batch dims and folds trailing batch dims over which b is broadcast into
-    the rows of a and out when each steps exactly over their rows: (B, M, K) @ (K, N) is
+    the rows of a, out and c when each steps exactly over their rows: (B, M, K) @ (K, N) is
     one (B*M, K) @ (K, N) GEMM (as native/linalg.cpp's fold_rows)."""
     keep = [d for d in range(len(batch)) if batch[d] != 1] + [len(batch), len(batch) + 1]
     batch = [batch[d] for d in keep[:-2]]
-    so, sa, sb = ([s[d] for d in keep] for s in (so, sa, sb))
+    so, sa, sb, sc = ([s[d] for d in keep] for s in (so, sa, sb, sc))
     while batch:
         d, row = len(batch) - 1, len(batch)
-        fits = m == 1 or (sa[d] == sa[row] * m and so[d] == so[row] * m)
+        fits = m == 1 or (sa[d] == sa[row] * m and so[d] == so[row] * m
+                          and sc[d] == sc[row] * m)
         if sb[d] != 0 or not fits or m * batch[d] > _INT32_MAX:
             break
         if m == 1:
-            sa[row], so[row] = sa[d], so[d]
+            sa[row], so[row], sc[row] = sa[d], so[d], sc[d]
         m *= batch.pop()
-        for s in (so, sa, sb):
+        for s in (so, sa, sb, sc):
             del s[d]
-    return batch, so, sa, sb, m
+    return batch, so, sa, sb, sc, m
 
 
 def _param(value, integer):
@@ -394,15 +413,22 @@ def _extent(rows, cols, rs, cs):
     return (rows + _MAX_TILE) * rs + (cols + _MAX_TILE) * cs + 1
 
 
-def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
-    """out[..., M, N] = beta * out + alpha * a[..., M, K] @ b[..., K, N] for every batch index.
+def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=None):
+    """out[..., M, N] = beta * C + alpha * a[..., M, K] @ b[..., K, N] for every batch index,
+    C being ``c`` (read through ``c_stride``) when given, else out.
 
     ``a_stride``/``b_stride`` are the operands' strides already broadcast to out's batch
-    shape (0 where broadcast); beta == 0 means out is not read."""
+    shape, ``c_stride`` to out's whole shape (0 where broadcast); beta == 0 means C is not
+    read. c must not overlap out unless it is out itself."""
     shape, so = tuple(out._shape), list(out._stride)
     sa, sb = list(a_stride), list(b_stride)
+    if c is not None and (beta == 0 or (c.data_ptr() == out.data_ptr()
+                                        and list(c_stride) == so)):
+        c = None  # not read, or out itself: the epilogue reads out as without c
+    sc = list(so if c is None else c_stride)
     nd = len(shape) - 2
-    if nd < 0 or len(so) != nd + 2 or len(sa) != nd + 2 or len(sb) != nd + 2:
+    if (nd < 0 or len(so) != nd + 2 or len(sa) != nd + 2 or len(sb) != nd + 2
+            or len(sc) != nd + 2):
         raise RuntimeError(f"matmul: expected {max(nd, 0) + 2} strides per operand")
     batch, (m, n), k = list(shape[:nd]), shape[nd:], a._shape[-1]
     if min(m, n, k) < 0:
@@ -417,7 +443,7 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
         count *= size
         if size > 1 and so[d] == 0:
             raise RuntimeError("matmul: output has internal overlap")
-    if min(so + sa + sb) < 0:
+    if min(so + sa + sb + sc) < 0:
         raise RuntimeError("matmul: negative strides are not supported")
     if count == 0 or m == 0 or n == 0:
         return
@@ -426,9 +452,10 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
     if max(m, n, k) > _INT32_MAX:
         raise RuntimeError("matmul: matrix dimensions must be below 2^31")
 
-    batch, so, sa, sb, m = _fold_rows(batch, so, sa, sb, m)
+    c_full_stride = list(sc)  # for the split-K reduction, over out's whole shape
+    batch, so, sa, sb, sc, m = _fold_rows(batch, so, sa, sb, sc, m)
     nb = len(batch)
-    bshape, (bso, bsa, bsb) = collapse(batch, [so[:nb], sa[:nb], sb[:nb]])
+    bshape, (bso, bsa, bsb, bsc) = collapse(batch, [so[:nb], sa[:nb], sb[:nb], sc[:nb]])
     count = 1
     for size in batch:
         count *= size
@@ -438,8 +465,9 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
     som, son = so[nb], so[nb + 1]
     sam, sak = sa[nb], sa[nb + 1]
     sbk, sbn = sb[nb], sb[nb + 1]
+    scm, scn = sc[nb], sc[nb + 1]
     idx64 = max(_extent(m, n, som, son), _extent(m, k, sam, sak),
-                _extent(k, n, sbk, sbn)) > _INT32_MAX
+                _extent(k, n, sbk, sbn), _extent(m, n, scm, scn)) > _INT32_MAX
 
     integer = name in _INTEGER
     dot = name in ("float16", "bfloat16", "float32")
@@ -473,13 +501,16 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
         layout |= 1 << 5
     part_alpha = _param(1, integer) if splits > 1 else alpha
     part_beta_zero = beta_zero or splits > 1
+    tile_c = c is not None and not part_beta_zero  # the tile kernel reads C through c
+    if tile_c:  # a separate tuning key: the C tile's load adds to the epilogue
+        layout |= 1 << 6 | int(scn == 1) << 7
 
     if simulated or not dot:
         fn = _mm
         cfg = (_SIM_DOT_CONFIG if dot else _SIM_FMA_CONFIG) if simulated else _FMA_CONFIG
         meta = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     else:
-        fn = _tuned if part_beta_zero else _tuned_restore
+        fn = _tuned if part_beta_zero or tile_c else _tuned_restore
         meta = {}
     for b0 in range(0, count, _GRID_Z):
         chunk = min(_GRID_Z, count - b0)
@@ -488,13 +519,14 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0):
             return (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), splits,
                     chunk)
 
-        fn[grid](dest, a, b, m, n, k, som, son, sam, sak, sbk, sbn, bshape, tuple(bso), bsa,
-                 bsb, b0, ksplit, split_stride, part_alpha, beta, count, layout,
-                 MODE=MODE_DOT if dot else MODE_FMA, PRECISION=precision,
-                 ACC=_ACC_DTYPE[acc_name], BETA_ZERO=part_beta_zero, NB=ndims, IDX64=idx64,
+        fn[grid](dest, a, b, out if c is None else c, m, n, k, som, son, sam, sak, sbk, sbn,
+                 scm, scn, bshape, tuple(bso), bsa, bsb, bsc, b0, ksplit, split_stride,
+                 part_alpha, beta, count, layout, MODE=MODE_DOT if dot else MODE_FMA,
+                 PRECISION=precision, ACC=_ACC_DTYPE[acc_name], BETA_ZERO=part_beta_zero,
+                 HAS_C=tile_c, NB=ndims, IDX64=idx64,
                  UPCAST=simulated and name == "bfloat16", **meta)
     if splits > 1:
-        _splitk_reduce(out, shape, dest, splits, alpha, beta, acc_name)
+        _splitk_reduce(out, shape, dest, splits, alpha, beta, acc_name, c, c_full_stride)
 
 
 # TF32 products read B in K-major (column-major) order: with a row-major B (N contiguous),
@@ -514,14 +546,21 @@ def _k_major(b, k, n, sbk):
     return bt
 
 
-def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name):
-    """out = beta * out + alpha * the sum of the split-K parts in ws (row-major over out's
-    shape, one part after another)."""
+def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name, c, c_stride):
+    """out = beta * C + alpha * the sum of the split-K parts in ws (row-major over out's
+    shape, one part after another); C is c (strides c_stride over shape), or out if None."""
     n = ws._shape[0] // splits
-    oshape, (so,) = collapse(shape, [out._stride])
-    extent = sum((size - 1) * st for size, st in zip(oshape, so)) + 1
+    has_c = c is not None and beta != 0
+    if has_c:  # dims merge only where they merge in both
+        oshape, (so, sc) = collapse(shape, [out._stride, c_stride])
+    else:
+        oshape, (so,) = collapse(shape, [out._stride])
+        sc = so
+    extent = max(sum((size - 1) * st for size, st in zip(oshape, s)) for s in (so, sc)) + 1
     idx64 = max(n * splits, extent) + BLOCK >= 2**31
     contig = len(oshape) == 1 and so[0] == 1
     _splitk_reduce_kernel[(cdiv(n, BLOCK),)](
-        out, ws, n, splits, oshape, so, alpha, beta, ACC=_ACC_DTYPE[acc_name],
-        BETA_ZERO=beta == 0, NDIM=len(oshape), CONTIG=contig, IDX64=idx64, BLOCK=BLOCK)
+        out, c if has_c else out, ws, n, splits, oshape, so, sc, alpha, beta,
+        ACC=_ACC_DTYPE[acc_name], BETA_ZERO=beta == 0, HAS_C=has_c, NDIM=len(oshape),
+        CONTIG=contig, C_CONTIG=has_c and len(oshape) == 1 and sc[0] == 1, IDX64=idx64,
+        BLOCK=BLOCK)

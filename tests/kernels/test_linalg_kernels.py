@@ -1,7 +1,8 @@
 """framework/kernels/linalg.py: the Triton batched strided GEMM against NumPy float64 (and
 the CPU launcher for integer wrap-around), on cuda tensors (simulated under
 TRITON_INTERPRET=1): layouts, slices, broadcast batches, odd sizes, K == 0, alpha/beta,
-every dtype, errors, and the float32 matmul precision setting."""
+a separate C operand (addmm's bias, read in the epilogue), every dtype, errors, and the
+float32 matmul precision setting."""
 import warnings
 
 import numpy as np
@@ -41,10 +42,11 @@ def strides(t, shape):
                               zip(t._shape, t._stride, shape[off:])])
 
 
-def run(out, a, b, beta=0.0, alpha=1.0):
+def run(out, a, b, beta=0.0, alpha=1.0, c=None, launcher=K):
     batch = tuple(out._shape[:-2])
-    K.matmul(out, a, strides(a, batch + tuple(a._shape[-2:])), b,
-             strides(b, batch + tuple(b._shape[-2:])), beta, alpha)
+    kw = {} if c is None else {"c": c, "c_stride": strides(c, tuple(out._shape))}
+    launcher.matmul(out, a, strides(a, batch + tuple(a._shape[-2:])), b,
+                    strides(b, batch + tuple(b._shape[-2:])), beta, alpha, **kw)
     return out
 
 
@@ -441,3 +443,136 @@ def test_split_k_default_threshold():
     assert K._splits(1, 1, 2100, 1)[1] == 2
     out = run(empty((1, 1), "float32"), a, b)
     check(out, host(a) @ host(b), "float32")
+
+
+# ---- a separate C operand (addmm's bias) --------------------------------------------------
+
+def _c_operand(rng, kind, shape, dtype, nan=False):
+    """C for an output of ``shape``: a row (bias), the full shape, or the full shape stored
+    transposed; all NaN when ``nan`` (beta == 0 must not read it)."""
+    cshape = shape[-1:] if kind == "row" else shape
+    if nan:
+        return cuda(np.full(cshape, np.nan), dtype)
+    return operand(rng, cshape, dtype, transposed=kind == "T")
+
+
+def _c_ref(c, a, b, beta, alpha, shape):
+    prod = np.matmul(host(a), host(b))
+    if beta == 0:
+        return alpha * prod
+    return beta * np.broadcast_to(host(c), shape) + alpha * prod
+
+
+def _check_c(out, ref, dtype):
+    if dtype in FLOATS:
+        check(out, ref, dtype)
+    else:  # int64 arithmetic, wrapped to the dtype
+        assert np.array_equal(out.cpu().numpy(), ref.astype(np.int64).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float64", "int32"])
+@pytest.mark.parametrize("kind", ["row", "full", "T"])
+@pytest.mark.parametrize("beta,alpha", [(0, 1), (1, 1), (0.5, 2)])
+def test_c_operand(dtype, kind, beta, alpha):
+    # out = beta * C + alpha * a @ b with C read through its own strides; out starts as NaN
+    # (never read when C is given), across tile edges (33 x 40 with 32 x 32 tiles, K = 17)
+    rng = np.random.default_rng(20)
+    if dtype not in FLOATS and beta == 0.5:
+        beta = 3
+    a, b = operand(rng, (33, 17), dtype), operand(rng, (17, 40), dtype, transposed=True)
+    c = _c_operand(rng, kind, (33, 40), dtype, nan=beta == 0 and dtype in FLOATS)
+    nan = np.nan if dtype in FLOATS else 7
+    ref = _c_ref(c, a, b, beta, alpha, (33, 40))
+    for dev, launcher in (("cuda", K), ("cpu", _cpu.linalg)):
+        out = cuda(np.full((33, 40), nan), dtype).to(dev)
+        run(out, a.to(dev), b.to(dev), beta, alpha, c.to(dev), launcher)
+        _check_c(out, ref, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int64"])
+def test_c_operand_batched(dtype):
+    # a bias row over a batch (strides (0, 0, 1)): rows folded into one GEMM, and batches
+    # that do not fold (b not broadcast) with a C broadcast over one batch dim
+    rng = np.random.default_rng(21)
+    a, b = operand(rng, (2, 3, 9, 20), dtype), operand(rng, (20, 11), dtype)
+    c = operand(rng, (11,), dtype)
+    out = run(empty((2, 3, 9, 11), dtype), a, b, 1, 2, c)
+    _check_c(out, _c_ref(c, a, b, 1, 2, (2, 3, 9, 11)), dtype)
+    b = operand(rng, (3, 20, 11), dtype, transposed=True)
+    c = operand(rng, (3, 1, 11), dtype)
+    out = run(empty((2, 3, 9, 11), dtype, transposed=True), a, b, 1, 1, c)
+    _check_c(out, _c_ref(c, a, b, 1, 1, (2, 3, 9, 11)), dtype)
+
+
+def test_c_that_is_out_reads_out():
+    # C given as out itself (in-place addmm): the plain beta path, out read in place
+    rng = np.random.default_rng(22)
+    a, b = operand(rng, (20, 30), "float32"), operand(rng, (30, 24), "float32")
+    out = operand(rng, (20, 24), "float32")
+    ref = 0.5 * host(out) + host(a) @ host(b)
+    run(out, a, b, 0.5, 1, out)
+    check(out, ref, "float32")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64"])
+@pytest.mark.parametrize("kind", ["row", "T"])
+@pytest.mark.parametrize("beta,alpha", [(0, 1), (0.5, 2)])
+def test_c_split_k(small_splits, dtype, kind, beta, alpha):
+    # the split-K reduction reads C through its own (collapsed) strides
+    rng = np.random.default_rng(23)
+    if dtype not in FLOATS and beta == 0.5:
+        beta = 3
+    a, b = operand(rng, (2, 3, 100), dtype, transposed=True), operand(rng, (100, 5), dtype)
+    c = _c_operand(rng, kind, (2, 3, 5), dtype, nan=beta == 0 and dtype in FLOATS)
+    out = cuda(np.full((2, 3, 5), np.nan if dtype in FLOATS else 7), dtype)
+    run(out, a, b, beta, alpha, c)
+    _check_c(out, _c_ref(c, a, b, beta, alpha, (2, 3, 5)), dtype)
+
+
+def test_c_split_k_default_threshold():
+    # M = N = 16, K = 4096: an nn.Linear of a small batch, split four ways
+    assert K._splits(16, 16, 4096, 1) == (1024, 4)
+    rng = np.random.default_rng(24)
+    a, b = operand(rng, (16, 4096), "float32"), operand(rng, (4096, 16), "float32", True)
+    c = operand(rng, (16,), "float32")
+    out = run(empty((16, 16), "float32"), a, b, 1, 1, c)
+    check(out, _c_ref(c, a, b, 1, 1, (16, 16)), "float32")
+
+
+def test_c_autotuned_without_restore(monkeypatch):
+    # out is not read when C is given: the plain autotuner, no save/restore of out
+    monkeypatch.setattr(fw.cuda, "is_simulated", lambda: False)
+    monkeypatch.setattr(K, "_tuned_restore", None)
+    rng = np.random.default_rng(25)
+    a, b = operand(rng, (20, 24), "float16"), operand(rng, (24, 18), "float16")
+    c = operand(rng, (18,), "float16")
+    out = run(empty((20, 18), "float16"), a, b, 0.5, 1.5, c)
+    check(out, _c_ref(c, a, b, 0.5, 1.5, (20, 18)), "float16")
+
+
+def _count_launches(monkeypatch):
+    """The names of the Triton kernels launched from now on (interpreted or compiled; the
+    cached launcher is turned off so that every launch goes through ``run``)."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+    from framework.kernels import launcher
+    monkeypatch.setattr(launcher, "enabled", False)
+    names = []
+    for cls in (InterpretedFunction, JITFunction):
+        def counted(self, *args, _run=cls.run, **kwargs):
+            if not kwargs.get("warmup"):
+                names.append(self.fn.__name__)
+            return _run(self, *args, **kwargs)
+        monkeypatch.setattr(cls, "run", counted)
+    return names
+
+
+def test_linear_with_bias_is_one_launch(monkeypatch):
+    rng = np.random.default_rng(26)
+    x, w = operand(rng, (4, 6, 17), "float32"), operand(rng, (40, 17), "float32")
+    bias = operand(rng, (40,), "float32")
+    fw.nn.functional.linear(x, w, bias)  # compiles and tunes, on a GPU
+    names = _count_launches(monkeypatch)
+    y = fw.nn.functional.linear(x, w, bias)
+    assert names == ["_mm_kernel"]
+    check(y, np.matmul(host(x), host(w).T) + host(bias), "float32")
