@@ -38,8 +38,8 @@ def _ref(m):
 
 @cached
 @triton.jit
-def _ce_forward_kernel(x, tgt, w, loss, stats, wrow, rows, C, ignore, eps_hi, eps_lo,
-                       HAS_W: tl.constexpr, SMOOTH: tl.constexpr, ACC: tl.constexpr,
+def _ce_forward_kernel(x, tgt, w, loss, stats, wrow, first_bad, rows, C, ignore, eps_hi,
+                       eps_lo, HAS_W: tl.constexpr, SMOOTH: tl.constexpr, ACC: tl.constexpr,
                        R: tl.constexpr, BC: tl.constexpr):
     r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
     rmask = r < rows
@@ -70,7 +70,12 @@ def _ce_forward_kernel(x, tgt, w, loss, stats, wrow, rows, C, ignore, eps_hi, ep
     log_s = tl.log(s)
     ref = _ref(m)
     t = tl.load(tgt + r, mask=rmask, other=0)
-    keep = rmask & (t != ignore)
+    counted = rmask & (t != ignore)
+    bad = counted & ((t < 0) | (t >= C))
+    # the first row whose target is out of range (first_bad starts at rows): its row is not
+    # read, and the launcher raises
+    tl.atomic_min(first_bad + r * 0, r, mask=bad)
+    keep = counted & ~bad
     tc = tl.where(keep, t, 0)
     xy = tl.load(x + base + tc, mask=keep, other=0).to(ACC)
     if HAS_W:
@@ -167,17 +172,25 @@ def cross_entropy_forward(x, target, weight, loss, stats, wrow, rows, C, ignore_
     """Per-row cross entropy of contiguous logits x (rows, C) against int64 class indices
     ``target`` (rows,): loss and wrow (the target's weight, 0 where ignored) are (rows,),
     stats (2, rows) the row's reference point (its maximum) and log(sum exp(x - ref)),
-    all of the compute dtype (float64 for float64 x, else float32). ``weight``: None or contiguous (C,) of x's dtype. Targets are not checked
-    here (the op checks them before the launch)."""
+    all of the compute dtype (float64 for float64 x, else float32). ``weight``: None or
+    contiguous (C,) of x's dtype. Raises IndexError for a target outside [0, C) that is not
+    ``ignore_index``, as the CPU's: the kernel notes the first such row, read back after
+    the launch (one host sync, as the check of the targets before it took)."""
     _require_float(x)
     if rows == 0:
         return
+    from .._ops import alloc
     r, bc, warps = _tiles(rows, C)
     hi, lo = _eps_parts(label_smoothing)
+    first_bad = alloc.empty((1,), target.dtype, target._storage.device)
+    alloc.backend(first_bad._storage.device).copy.fill(first_bad, rows)
     _ce_forward_kernel[(cdiv(rows, r),)](
-        x, target, x if weight is None else weight, loss, stats, wrow, rows, C,
+        x, target, x if weight is None else weight, loss, stats, wrow, first_bad, rows, C,
         int(ignore_index), hi, lo, HAS_W=weight is not None, SMOOTH=label_smoothing > 0,
         ACC=_acc(x), R=r, BC=bc, num_warps=warps)
+    i = first_bad.item()
+    if i < rows:
+        raise IndexError(f"Target {target[i].item()} is out of bounds.")
 
 
 def cross_entropy_backward(x, target, weight, wsum, stats, grow, gx, rows, C, ignore_index,

@@ -162,6 +162,11 @@ def test_target_out_of_bounds(device):
         t = fw.tensor([0, bad, 1], device=device)
         with pytest.raises(IndexError, match=f"Target {bad} is out of bounds."):
             F.cross_entropy(x, t)
+    # several bad rows over several programs: the first row's target is named
+    t = np.zeros(70, np.int64)
+    t[[9, 41, 66]] = [7, -3, 5]
+    with pytest.raises(IndexError, match="Target 7 is out of bounds."):
+        F.cross_entropy(fw.zeros(70, 5, device=device), fw.tensor(t, device=device))
     # an ignored target may be anything
     t = fw.tensor([0, -100, 1], device=device)
     assert np.isfinite(to_np(F.cross_entropy(x, t)))
