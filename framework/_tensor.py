@@ -35,6 +35,17 @@ def _load_creation():
     _creation = creation
     return creation
 
+_record = None
+
+
+def _load_record():
+    """framework.autograd.record, imported on first use (as _load_creation)."""
+    global _record
+    from .autograd import record
+    _record = record
+    return record
+
+
 _NON_LEAF_GRAD = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -488,8 +499,7 @@ class Tensor:
         """Returns a tensor with the given dtype and/or device (self if nothing changes)."""
         creation = _creation or _load_creation()
         if self._requires_grad:
-            from .autograd import record
-            return record.to(creation.to, self, args, kwargs)
+            return (_record or _load_record()).to(creation.to, self, args, kwargs)
         return creation.to(self, *args, **kwargs)
 
     def type(self, dtype=None, non_blocking=False):
@@ -867,9 +877,9 @@ class _UntypedStorage:
 
 def _leaf_hooks(t, key):
     """The hook dict of a leaf, shared with its AccumulateGrad node."""
-    from .autograd import graph
     h = t.__dict__.get(key)
     if h is None:
+        from .autograd import graph
         h = t.__dict__[key] = graph._Hooks()
     return h
 

@@ -175,11 +175,12 @@ def _as_stored(arr, dtype):
     return np.asarray(arr, dtype=dtype.np, order="C")
 
 
-def _store(out, src, device):
+def _store(out, src, device, non_blocking=False):
     """Copies the NumPy array ``src`` into the new CPU tensor ``out``, then moves it to
-    ``device``."""
+    ``device`` (``non_blocking``: queued on the device's stream, as a kernel filling it
+    would be, without waiting for the stream)."""
     np.copyto(np.ndarray(src.shape, dtype=src.dtype, buffer=out._storage.buf), src)
-    return out if device.type == "cpu" else to_device(out, device)
+    return out if device.type == "cpu" else to_device(out, device, non_blocking)
 
 
 def _dtype_device_cpu():
@@ -454,7 +455,9 @@ def _range_tensor(n, first, inc, dt, device):
     out = alloc.empty((n,), dt, _dtype_device_cpu())    # before NumPy's temporaries of that size
     acc = np.float64 if dt.is_floating_point else np.int64
     arr = acc(first) + np.arange(n, dtype=acc) * acc(inc)
-    return _store(out, _as_stored(arr, dt), alloc.resolve_device(device))
+    # queued like PyTorch's arange kernel: a model's position ids each step do not wait
+    # for the previous step's kernels
+    return _store(out, _as_stored(arr, dt), alloc.resolve_device(device), True)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):

@@ -17,7 +17,8 @@ import weakref
 from sys import getrefcount
 
 from .._dtype import int64
-from .._tensor import Tensor
+from .._tensor import Tensor, _leaf_hooks
+from . import grad_mode
 
 _seq = itertools.count()
 
@@ -144,7 +145,6 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__((), 1)
         self.variable = variable
-        from .._tensor import _leaf_hooks
         self._tensor_hooks = {0: _leaf_hooks(variable, "_pre_hooks")}
         self._post_hooks = _leaf_hooks(variable, "_post_hooks")
         self._out_meta = ((variable._shape, variable.dtype, variable._storage.device),)
@@ -156,7 +156,6 @@ class AccumulateGrad(Node):
         pass   # a leaf's node saves nothing and is reused by every backward
 
     def apply(self, grads):
-        from .grad_mode import is_grad_enabled
         g = grads[0]
         v = self.variable
         if g is None:
@@ -166,7 +165,7 @@ class AccumulateGrad(Node):
         if g.dtype is not v.dtype:
             g = g.to(v.dtype)
         old = v._grad
-        if is_grad_enabled():          # create_graph: keep the graph of the gradient
+        if grad_mode._mode.enabled:    # create_graph: keep the graph of the gradient
             v._grad = g if old is None else old + g
         elif old is None:
             # the engine's gradient is taken as it is when nothing else can see it (as
@@ -381,7 +380,6 @@ class Packed:
     __slots__ = ("value", "unpack_hook")
 
     def __init__(self, t, hooks):
-        from . import grad_mode
         with grad_mode.no_grad():       # what the hook computes is not part of the graph
             self.value = hooks[0](t)
         self.unpack_hook = hooks[1]

@@ -16,7 +16,7 @@ records their own graph: higher-order gradients need no extra code.
 """
 import re
 
-from .._tensor import Tensor
+from .._tensor import Size, Tensor
 from . import anomaly_mode, grad_mode
 from .graph import _seq as _node_seq
 from .graph import Node, Packed, SavedTensor, ViewOfBase, _hooks, edge_of, unpack_output
@@ -114,7 +114,6 @@ class TensorMeta:
     __slots__ = ("shape", "dtype", "device", "_stride", "_offset")
 
     def __init__(self, t):
-        from .._tensor import Size
         self.shape = Size(t._shape)
         self.dtype = t.dtype
         self.device = t._storage.device

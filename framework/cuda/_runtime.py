@@ -261,7 +261,9 @@ def record_stream(storage, stream):
 def copy_bytes(dst, src, nbytes, dst_offset=0, src_offset=0, non_blocking=False):
     """Copies ``nbytes`` from storage ``src`` to storage ``dst`` (any devices), on the
     current stream of the cuda device involved. Blocks until done unless ``non_blocking``
-    and the host side is pinned memory (or the copy is device to device)."""
+    and the host side is pinned memory, or the copy is host to device (as PyTorch's: the
+    driver has taken pageable memory into its staging buffers when the call returns), or
+    device to device."""
     if nbytes == 0:
         return
     dp, sp = dst.ptr + dst_offset, src.ptr + src_offset
@@ -297,7 +299,10 @@ def copy_bytes(dst, src, nbytes, dst_offset=0, src_offset=0, non_blocking=False)
             drv.memcpy_dtoh(dp, sp, nbytes, stream)
         if non_blocking and is_pinned(host):
             keep_alive(drv, index, stream, host)
-        else:
+        elif not (non_blocking and dcuda):
+            # a pageable source need not wait: cuMemcpyHtoDAsync returns once the driver
+            # has staged it (CUDA's "API synchronization behavior"); waiting for the whole
+            # stream would stall the host behind every queued kernel
             drv.stream_synchronize(stream)
 
 

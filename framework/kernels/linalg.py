@@ -47,7 +47,7 @@ import struct
 import triton
 import triton.language as tl
 
-from .. import _dtype
+from .. import _dtype, _matmul_precision, cuda
 from .._ops import alloc
 from .pointwise import BLOCK, _down, _index, _offset, _up, collapse
 from .launcher import cached, cdiv
@@ -333,7 +333,6 @@ def _prune(configs, named_args, **kwargs):
 def _do_bench(kernel_call, quantiles):
     """Milliseconds of kernel_call at the given quantiles, timed with framework.cuda.Event
     on the current stream (Triton's autotuner interface; no torch)."""
-    from .. import cuda
     kernel_call()  # compiles; the first launch is not timed
     start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
     start.record()
@@ -475,7 +474,6 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
                                       "int64" if name == "int64" else "int32")
     precision = None  # tl.dot's default: only float32 operands have a choice
     if name == "float32":
-        from .. import _matmul_precision
         precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"
     if (precision == "tf32" and nb == 0 and sbn == 1 and sbk != 1
             and m >= _TF32_KMAJOR_MIN_M):
@@ -484,7 +482,6 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
     beta_zero = beta == 0
     layout = (int(sak == 1) | int(sam == 1) << 1 | int(sbn == 1) << 2 | int(sbk == 1) << 3
               | int(son == 1) << 4)
-    from .. import cuda
     simulated = cuda.is_simulated()
 
     ksplit, splits = _splits(m, n, k, count)

@@ -10,8 +10,7 @@ A step of a large model has hundreds of thousands of programs, so the size table
 (device, sizes), the same model's sizes every step. The address tables go up in one
 host-to-device copy, and are kept too, by value: in a training loop the caching allocator
 hands the gradients the same addresses every step, so a steady-state step uploads nothing
-(an upload from pageable memory waits for the stream, which would stall the host behind
-the backward pass)."""
+(an upload is queued without waiting for the stream, and costs a driver call)."""
 import numpy as np
 import triton
 import triton.language as tl
@@ -23,8 +22,10 @@ _MAX_CACHED = 32
 
 
 def _upload(arr, dev):
+    """``arr`` on ``dev``, queued on its stream without waiting for it (the stream's kernels
+    read the table in order)."""
     import framework as fw
-    return fw.from_numpy(arr).to(dev)
+    return fw.from_numpy(arr).to(dev, non_blocking=True)
 
 
 def _remember(cache, key, value):

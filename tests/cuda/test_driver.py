@@ -1,5 +1,6 @@
 """CUDA driver binding: error formatting and loading without a GPU (fake library); on a
 machine with a driver, a smoke test of every wrapped call family."""
+import contextlib
 import ctypes
 
 import numpy as np
@@ -198,3 +199,41 @@ def test_async_copies_keep_pinned_memory_alive_until_done():
         R._inflight.extend(saved[0])
         R._event_pools.clear()
         R._event_pools.update(saved[1])
+
+
+@pytest.mark.parametrize("direction,non_blocking,waits", [
+    ("htod", False, True), ("htod", True, False), ("dtoh", False, True), ("dtoh", True, True)])
+def test_pageable_copies_wait_only_where_pytorch_does(monkeypatch, direction, non_blocking,
+                                                      waits):
+    """copy_bytes with the driver: a non-blocking copy from pageable host memory to the
+    device does not wait for the stream (the driver has staged the source when the call
+    returns, as PyTorch relies on); a blocking one, and any copy into pageable host memory,
+    does."""
+    from framework import device
+    from framework.cuda import _runtime as R
+    from framework._storage import Storage
+
+    calls = []
+
+    class FakeDriver:
+        def memcpy_htod(self, dst, src, n, stream):
+            calls.append(("htod", n, stream))
+
+        def memcpy_dtoh(self, dst, src, n, stream):
+            calls.append(("dtoh", n, stream))
+
+        def stream_synchronize(self, stream):
+            calls.append(("sync", stream))
+
+    class State:
+        mode, driver = "driver", FakeDriver()
+
+    monkeypatch.setattr(R, "state", lambda: State)
+    monkeypatch.setattr(R, "on_device", lambda index: contextlib.nullcontext())
+    monkeypatch.setattr(R, "stream_handle", lambda index: 5)
+    host = Storage(4096, 64, device("cpu"), None)
+    dev = Storage(8192, 64, device("cuda", 0), None)
+    dst, src = (dev, host) if direction == "htod" else (host, dev)
+    R.copy_bytes(dst, src, 64, non_blocking=non_blocking)
+    assert calls[0] == (direction, 64, 5)
+    assert (("sync", 5) in calls) == waits
