@@ -10,10 +10,16 @@ over the resident set at that point, on a GPU ``cuda.max_memory_allocated``. The
 subprocesses alternate (framework, torch, framework, ...) and each library's best run is
 kept, which evens out a noisy machine.
 
-    python bench/train.py [--device cpu|cuda] [--quick] [--steps N] [--json FILE]
+    python bench/train.py [--device cpu|cuda] [--quick] [--steps N] [--json FILE] [--profile]
 
 On the CPU the model is the demo's CPU default in float32; on a GPU the demo's GPU model
-under bfloat16 autocast.
+under bfloat16 autocast; on the simulated GPU (TRITON_INTERPRET=1, no GPU: Triton's
+interpreter) a tiny model, the framework alone (PyTorch has no such device), one run.
+
+``--profile``: the last framework run, after its timed steps, times a few steps' host time
+to issue the work against their wall time with a synchronize (the same or nearly: the host
+is the bottleneck, or the step synchronizes; far less: the GPU is), then runs them under
+``framework.profiler`` and prints the ops and kernels by time.
 """
 import argparse
 import json
@@ -27,6 +33,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CPU_CFG = dict(batch_size=16, block_size=64, n_layer=4, n_head=4, n_embd=128)
 GPU_CFG = dict(batch_size=32, block_size=256, n_layer=6, n_head=6, n_embd=384)
+# the simulated GPU runs every kernel in Triton's interpreter: a model it gets through
+SIM_CFG = dict(batch_size=2, block_size=8, n_layer=1, n_head=2, n_embd=16)
+PROFILE_STEPS = 3
 
 
 def model_namespace(torch, nn, F):
@@ -60,7 +69,40 @@ def reset_peak_rss():
         pass
 
 
-def worker(lib, device, steps, warmup, cfg, threads):
+def profile_steps(step, sync, gpu, n=PROFILE_STEPS):
+    """Host time to issue ``n`` steps against their wall time with a synchronize, then the
+    same steps under framework.profiler: (summary line, table)."""
+    import framework.profiler as fp
+    issue, wall = [], []
+    for _ in range(n):
+        sync()
+        t0 = time.perf_counter()
+        step()
+        t1 = time.perf_counter()
+        sync()
+        issue.append(t1 - t0)
+        wall.append(time.perf_counter() - t0)
+    acts = [fp.ProfilerActivity.CPU] + ([fp.ProfilerActivity.CUDA] if gpu else [])
+    with fp.profile(activities=acts) as prof:
+        for _ in range(n):
+            with fp.record_function("train_step"):
+                step()
+    avgs = prof.key_averages()
+    table = avgs.table(sort_by="cuda_time_total" if gpu else "cpu_time_total", row_limit=30)
+    issue_ms, wall_ms = sorted(issue)[n // 2] * 1e3, sorted(wall)[n // 2] * 1e3
+    line = (f"step (median of {n}, unprofiled): host time to issue {issue_ms:.2f} ms, wall time "
+            f"with synchronize {wall_ms:.2f} ms")
+    if gpu:
+        kernels = sum(e.self_cuda_time_total for e in avgs
+                      if e.device_type is fp.DeviceType.CUDA) / n / 1e3
+        line += (f"; kernel time per step (profiled) {kernels:.2f} ms = "
+                 f"{100 * kernels / wall_ms:.0f}% of the wall time: "
+                 + ("host-bound (or the step synchronizes)" if issue_ms > 0.8 * wall_ms
+                    else "device-bound"))
+    return line, table
+
+
+def worker(lib, device, steps, warmup, cfg, threads, profile=False):
     if lib == "torch":
         import torch
         import torch.nn as nn
@@ -118,6 +160,8 @@ def worker(lib, device, steps, warmup, cfg, threads):
     out = {"lib": lib, "tokens_per_s": B * T / median, "step_ms": median * 1e3,
            "params": sum(p.numel() for p in model.parameters()),
            "threads": torch.get_num_threads()}
+    if profile:
+        out["profile_line"], out["profile_table"] = profile_steps(step, sync, gpu)
     if gpu:
         out["peak_mb"] = torch.cuda.max_memory_allocated() / 2**20 - base_gpu
         out["device_name"] = torch.cuda.get_device_name()
@@ -137,10 +181,10 @@ def cpu_name():
     return platform.processor() or platform.machine()
 
 
-def run_worker(lib, args):
+def run_worker(lib, args, profile=False):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, "--device", args.device,
            "--steps", str(args.steps), "--warmup", str(args.warmup),
-           "--threads", str(args.threads)]
+           "--threads", str(args.threads)] + (["--profile"] if profile else [])
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if r.returncode != 0:
         raise SystemExit(f"{lib} worker failed:\n{r.stdout}\n{r.stderr}")
@@ -152,11 +196,15 @@ def main():
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda if present)")
     ap.add_argument("--quick", action="store_true", help="fewer steps and rounds")
     ap.add_argument("--steps", type=int, default=None, help="timed steps per run")
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=None, help="untimed steps first (3; 1 on "
+                    "the simulated GPU)")
     ap.add_argument("--rounds", type=int, default=None, help="runs per library")
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (default: each "
                     "library's own default)")
     ap.add_argument("--json", help="write the results to this file")
+    ap.add_argument("--profile", action="store_true", help=f"after the last framework run's "
+                    f"timed steps, profile {PROFILE_STEPS} steps (framework.profiler) and print "
+                    "the ops and kernels by time")
     ap.add_argument("--worker", choices=["framework", "torch"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.device is None:
@@ -164,25 +212,39 @@ def main():
         import framework
         args.device = "cuda" if framework.cuda.is_available() and \
             not framework.cuda.is_simulated() else "cpu"
-    cfg = GPU_CFG if args.device.startswith("cuda") else CPU_CFG
+    # framework's rule (framework/cuda/_runtime.py), read here without starting CUDA
+    simulated = args.device.startswith("cuda") and \
+        os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    cfg = SIM_CFG if simulated else GPU_CFG if args.device.startswith("cuda") else CPU_CFG
     if args.steps is None:
-        args.steps = 10 if args.quick else 30
+        args.steps = 2 if simulated else 10 if args.quick else 30
+    if args.warmup is None:
+        args.warmup = 1 if simulated else 3
     if args.worker:
-        return worker(args.worker, args.device, args.steps, args.warmup, cfg, args.threads)
-    rounds = args.rounds or (2 if args.quick else 3)
-    try:
-        import torch  # noqa: F401
-        libs = ["framework", "torch"]
-    except ImportError:
-        libs = ["framework"]
-        print("PyTorch is not installed: framework only")
-    best = {}
-    for _ in range(rounds):
+        return worker(args.worker, args.device, args.steps, args.warmup, cfg, args.threads,
+                      args.profile)
+    rounds = args.rounds or (1 if simulated else 2 if args.quick else 3)
+    libs = ["framework"]
+    if simulated:
+        print("simulated GPU (Triton's interpreter): framework only, a tiny model")
+    else:
+        try:
+            import torch  # noqa: F401
+            libs.append("torch")
+        except ImportError:
+            print("PyTorch is not installed: framework only")
+    best, profiled = {}, None
+    for i in range(rounds):
         for lib in libs:
-            r = run_worker(lib, args)
+            r = run_worker(lib, args, profile=args.profile and lib == "framework"
+                           and i == rounds - 1)
+            if "profile_table" in r:
+                profiled = r
             if lib not in best or r["tokens_per_s"] > best[lib]["tokens_per_s"]:
                 best[lib] = r
     dtype = "bfloat16 autocast" if args.device.startswith("cuda") else "float32"
+    if simulated:
+        dtype += ", simulated"
     where = best["framework"].get("device_name") or f"{cpu_name()}, {os.cpu_count()} cores"
     print(f"demo GPT training step ({best['framework']['params'] / 1e6:.2f}M parameters, "
           f"batch {cfg['batch_size']} x {cfg['block_size']} tokens, {dtype}) on "
@@ -198,7 +260,14 @@ def main():
         mem = f"{r['peak_mb'] / ref['peak_mb']:.2f}x" if ref and ref["peak_mb"] > 0 else "-"
         print(f"| {lib} | {r['tokens_per_s']:,.0f} | {r['step_ms']:.1f} | {r['peak_mb']:.1f} "
               f"| {r['threads']} | {ratio} | {mem} |")
+    if profiled is not None:
+        print()
+        print(f"framework.profiler, {PROFILE_STEPS} steps of the last framework run:")
+        print(profiled["profile_line"])
+        print(profiled["profile_table"])
     if args.json:
+        for r in best.values():
+            r.pop("profile_table", None)
         with open(args.json, "w") as f:
             json.dump({"device": args.device, "where": where, "dtype": dtype, "config": cfg,
                        "date": time.strftime("%Y-%m-%d"), "results": best}, f, indent=1)

@@ -159,3 +159,4 @@ class Variable(metaclass=_VariableMeta):
 from .function import Function, once_differentiable  # noqa: E402,F401
 from . import functional  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401
