@@ -46,6 +46,7 @@ import struct
 
 import triton
 import triton.language as tl
+from triton.runtime.autotuner import Autotuner, Heuristics
 
 from .. import _dtype, _matmul_precision, cuda
 from .._ops import alloc
@@ -419,111 +420,172 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
     ``a_stride``/``b_stride`` are the operands' strides already broadcast to out's batch
     shape, ``c_stride`` to out's whole shape (0 where broadcast); beta == 0 means C is not
     read. c must not overlap out unless it is out itself."""
-    shape, so = tuple(out._shape), list(out._stride)
-    sa, sb = list(a_stride), list(b_stride)
+    so = out._stride
     if c is not None and (beta == 0 or (c.data_ptr() == out.data_ptr()
-                                        and list(c_stride) == so)):
+                                        and tuple(c_stride) == tuple(so))):
         c = None  # not read, or out itself: the epilogue reads out as without c
-    sc = list(so if c is None else c_stride)
-    nd = len(shape) - 2
-    if (nd < 0 or len(so) != nd + 2 or len(sa) != nd + 2 or len(sb) != nd + 2
-            or len(sc) != nd + 2):
-        raise RuntimeError(f"matmul: expected {max(nd, 0) + 2} strides per operand")
-    batch, (m, n), k = list(shape[:nd]), shape[nd:], a._shape[-1]
-    if min(m, n, k) < 0:
-        raise RuntimeError("matmul: negative matrix size")
     name = out.dtype.name
-    if name == "bool":
-        raise NotImplementedError("\"matmul_cuda\" not implemented for 'Bool'")
-    count = 1
-    for d, size in enumerate(batch):
-        if size < 0:
-            raise RuntimeError("matmul: negative batch size")
-        count *= size
-        if size > 1 and so[d] == 0:
-            raise RuntimeError("matmul: output has internal overlap")
-    if min(so + sa + sb + sc) < 0:
-        raise RuntimeError("matmul: negative strides are not supported")
-    if count == 0 or m == 0 or n == 0:
-        return
-    if (m > 1 and so[nd] == 0) or (n > 1 and so[nd + 1] == 0):
-        raise RuntimeError("matmul: output has internal overlap")
-    if max(m, n, k) > _INT32_MAX:
-        raise RuntimeError("matmul: matrix dimensions must be below 2^31")
-
-    c_full_stride = list(sc)  # for the split-K reduction, over out's whole shape
-    batch, so, sa, sb, sc, m = _fold_rows(batch, so, sa, sb, sc, m)
-    nb = len(batch)
-    bshape, (bso, bsa, bsb, bsc) = collapse(batch, [so[:nb], sa[:nb], sb[:nb], sc[:nb]])
-    count = 1
-    for size in batch:
-        count *= size
-    ndims = len(bshape) if count > 1 else 0
-    if ndims > MAX_BATCH_DIMS:
-        raise RuntimeError(f"matmul: {ndims} non-mergeable batch dims, at most {MAX_BATCH_DIMS}")
-    som, son = so[nb], so[nb + 1]
-    sam, sak = sa[nb], sa[nb + 1]
-    sbk, sbn = sb[nb], sb[nb + 1]
-    scm, scn = sc[nb], sc[nb + 1]
-    idx64 = max(_extent(m, n, som, son), _extent(m, k, sam, sak),
-                _extent(k, n, sbk, sbn), _extent(m, n, scm, scn)) > _INT32_MAX
-
-    integer = name in _INTEGER
-    dot = name in ("float16", "bfloat16", "float32")
-    acc_name = "float32" if dot else ("float64" if not integer else
-                                      "int64" if name == "int64" else "int32")
     precision = None  # tl.dot's default: only float32 operands have a choice
     if name == "float32":
         precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"
-    if (precision == "tf32" and nb == 0 and sbn == 1 and sbk != 1
-            and m >= _TF32_KMAJOR_MIN_M):
-        b, sbk, sbn = _k_major(b, k, n, sbk), 1, k
-    alpha, beta = _param(alpha, integer), _param(0 if beta == 0 else beta, integer)
-    beta_zero = beta == 0
-    layout = (int(sak == 1) | int(sam == 1) << 1 | int(sbn == 1) << 2 | int(sbk == 1) << 3
-              | int(son == 1) << 4)
-    simulated = cuda.is_simulated()
+    # a training loop multiplies the same layouts every step: the launch is planned once
+    key = (out._shape, so, tuple(a_stride), tuple(b_stride),
+           None if c is None else tuple(c_stride), a._shape[-1], name, precision, beta == 0,
+           cuda.is_simulated())
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = alloc.remember(_PLANS, key, _Plan(out._shape, so, a._shape[-1], a_stride,
+                                                 b_stride, c_stride if c is not None else None,
+                                                 name, precision, beta == 0, key[-1]))
+    if plan.empty:
+        return
+    plan.run(out, a, b, c, alpha, beta)
 
-    ksplit, splits = _splits(m, n, k, count)
-    dest, split_stride = out, 0
-    if splits > 1:  # the parts go to a workspace, reduced into out below
-        dest = alloc.empty((splits * count * m * n,), _dtype._NAMES[acc_name],
-                           out._storage.device)
-        split_stride = count * m * n
-        som, son = n, 1
-        bso, step = [0] * len(bshape), m * n
-        for d in range(len(bshape) - 1, -1, -1):
-            bso[d] = step
-            step *= bshape[d]
-        layout |= 1 << 5
-    part_alpha = _param(1, integer) if splits > 1 else alpha
-    part_beta_zero = beta_zero or splits > 1
-    tile_c = c is not None and not part_beta_zero  # the tile kernel reads C through c
-    if tile_c:  # a separate tuning key: the C tile's load adds to the epilogue
-        layout |= 1 << 6 | int(scn == 1) << 7
 
-    if simulated or not dot:
-        fn = _mm
-        cfg = (_SIM_DOT_CONFIG if dot else _SIM_FMA_CONFIG) if simulated else _FMA_CONFIG
-        meta = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
-    else:
-        fn = _tuned if part_beta_zero or tile_c else _tuned_restore
-        meta = {}
-    for b0 in range(0, count, _GRID_Z):
-        chunk = min(_GRID_Z, count - b0)
+_PLANS = {}
 
-        def grid(meta, chunk=chunk):
-            return (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), splits,
-                    chunk)
 
-        fn[grid](dest, a, b, out if c is None else c, m, n, k, som, son, sam, sak, sbk, sbn,
-                 scm, scn, bshape, tuple(bso), bsa, bsb, bsc, b0, ksplit, split_stride,
-                 part_alpha, beta, count, layout, MODE=MODE_DOT if dot else MODE_FMA,
-                 PRECISION=precision, ACC=_ACC_DTYPE[acc_name], BETA_ZERO=part_beta_zero,
-                 HAS_C=tile_c, NB=ndims, IDX64=idx64,
-                 UPCAST=simulated and name == "bfloat16", **meta)
-    if splits > 1:
-        _splitk_reduce(out, shape, dest, splits, alpha, beta, acc_name, c, c_full_stride)
+class _Plan:
+    """One product's launch worked out from its shapes and strides: the checks, the folded
+    and merged batch geometry, split-K and the kernel's arguments, and, after its first
+    launch, the tile config and heuristics chosen, so that later launches go straight to
+    the (cached) kernel past Triton's heuristics and autotuner."""
+
+    def __init__(self, shape, so, k, sa, sb, sc, name, precision, beta_zero, simulated):
+        shape, so, sa, sb = tuple(shape), list(so), list(sa), list(sb)
+        has_c = sc is not None
+        sc = list(so if sc is None else sc)
+        nd = len(shape) - 2
+        if (nd < 0 or len(so) != nd + 2 or len(sa) != nd + 2 or len(sb) != nd + 2
+                or len(sc) != nd + 2):
+            raise RuntimeError(f"matmul: expected {max(nd, 0) + 2} strides per operand")
+        batch, (m, n) = list(shape[:nd]), shape[nd:]
+        if min(m, n, k) < 0:
+            raise RuntimeError("matmul: negative matrix size")
+        if name == "bool":
+            raise NotImplementedError("\"matmul_cuda\" not implemented for 'Bool'")
+        count = 1
+        for d, size in enumerate(batch):
+            if size < 0:
+                raise RuntimeError("matmul: negative batch size")
+            count *= size
+            if size > 1 and so[d] == 0:
+                raise RuntimeError("matmul: output has internal overlap")
+        if min(so + sa + sb + sc) < 0:
+            raise RuntimeError("matmul: negative strides are not supported")
+        self.empty = count == 0 or m == 0 or n == 0
+        if self.empty:
+            return
+        if (m > 1 and so[nd] == 0) or (n > 1 and so[nd + 1] == 0):
+            raise RuntimeError("matmul: output has internal overlap")
+        if max(m, n, k) > _INT32_MAX:
+            raise RuntimeError("matmul: matrix dimensions must be below 2^31")
+
+        self.shape, self.c_full_stride = shape, list(sc)  # (the split-K reduction's)
+        batch, so, sa, sb, sc, m = _fold_rows(batch, so, sa, sb, sc, m)
+        nb = len(batch)
+        bshape, (bso, bsa, bsb, bsc) = collapse(batch, [so[:nb], sa[:nb], sb[:nb], sc[:nb]])
+        count = 1
+        for size in batch:
+            count *= size
+        ndims = len(bshape) if count > 1 else 0
+        if ndims > MAX_BATCH_DIMS:
+            raise RuntimeError(f"matmul: {ndims} non-mergeable batch dims, at most "
+                               f"{MAX_BATCH_DIMS}")
+        som, son = so[nb], so[nb + 1]
+        sam, sak = sa[nb], sa[nb + 1]
+        sbk, sbn = sb[nb], sb[nb + 1]
+        scm, scn = sc[nb], sc[nb + 1]
+        idx64 = max(_extent(m, n, som, son), _extent(m, k, sam, sak),
+                    _extent(k, n, sbk, sbn), _extent(m, n, scm, scn)) > _INT32_MAX
+
+        self.integer = integer = name in _INTEGER
+        dot = name in ("float16", "bfloat16", "float32")
+        self.acc_name = "float32" if dot else ("float64" if not integer else
+                                               "int64" if name == "int64" else "int32")
+        self.k_major = None   # B's row stride when B is copied to column-major first
+        if (precision == "tf32" and nb == 0 and sbn == 1 and sbk != 1
+                and m >= _TF32_KMAJOR_MIN_M):
+            self.k_major, sbk, sbn = sbk, 1, k
+        layout = (int(sak == 1) | int(sam == 1) << 1 | int(sbn == 1) << 2
+                  | int(sbk == 1) << 3 | int(son == 1) << 4)
+        self.ksplit, self.splits = ksplit, splits = _splits(m, n, k, count)
+        split_stride = 0
+        if splits > 1:  # the parts go to a workspace, reduced into out below
+            split_stride = count * m * n
+            som, son = n, 1
+            bso, step = [0] * len(bshape), m * n
+            for d in range(len(bshape) - 1, -1, -1):
+                bso[d] = step
+                step *= bshape[d]
+            layout |= 1 << 5
+        part_beta_zero = beta_zero or splits > 1
+        self.tile_c = tile_c = has_c and not part_beta_zero  # the tile kernel reads c
+        if tile_c:  # a separate tuning key: the C tile's load adds to the epilogue
+            layout |= 1 << 6 | int(scn == 1) << 7
+        self.m, self.n, self.k, self.count = m, n, k, count
+        self.geometry = (m, n, k, som, son, sam, sak, sbk, sbn, scm, scn, bshape, tuple(bso),
+                         bsa, bsb, bsc)
+        self.tail = (ksplit, split_stride)
+        self.layout = layout
+        if simulated or not dot:
+            self.fn = _mm
+            cfg = (_SIM_DOT_CONFIG if dot else _SIM_FMA_CONFIG) if simulated else _FMA_CONFIG
+            meta = dict(cfg.kwargs, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        else:
+            self.fn = _tuned if part_beta_zero or tile_c else _tuned_restore
+            meta = {}
+        self.meta = dict(meta, MODE=MODE_DOT if dot else MODE_FMA, PRECISION=precision,
+                         ACC=_ACC_DTYPE[self.acc_name], BETA_ZERO=part_beta_zero,
+                         HAS_C=tile_c, NB=ndims, IDX64=idx64,
+                         UPCAST=simulated and name == "bfloat16")
+        self.direct = None   # the kernel's whole keyword arguments, once known
+
+    def run(self, out, a, b, c, alpha, beta):
+        integer, splits = self.integer, self.splits
+        alpha, beta = _param(alpha, integer), _param(0 if beta == 0 else beta, integer)
+        if self.k_major is not None:
+            b = _k_major(b, self.k, self.n, self.k_major)
+        dest = out
+        if splits > 1:
+            dest = alloc.empty((splits * self.count * self.m * self.n,),
+                               _dtype._NAMES[self.acc_name], out._storage.device)
+        part_alpha = _param(1, integer) if splits > 1 else alpha
+        m, n, count = self.m, self.n, self.count
+        for b0 in range(0, count, _GRID_Z):
+            chunk = min(_GRID_Z, count - b0)
+            args = (dest, a, b, out if c is None else c, *self.geometry, b0, *self.tail,
+                    part_alpha, beta, count, self.layout)
+            kw = self.direct
+            if kw is not None:
+                grid = (cdiv(m, kw["BLOCK_M"]) * cdiv(n, kw["BLOCK_N"]), splits, chunk)
+                self.kernel[grid](*args, **kw)
+                continue
+
+            def grid(meta, chunk=chunk):
+                return (cdiv(m, meta["BLOCK_M"]) * cdiv(n, meta["BLOCK_N"]), splits, chunk)
+
+            self.fn[grid](*args, **self.meta)
+            self.direct = self._chosen(args)
+        if splits > 1:
+            _splitk_reduce(out, self.shape, dest, splits, alpha, beta, self.acc_name, c,
+                           self.c_full_stride)
+
+    def _chosen(self, args):
+        """The keyword arguments the first launch went with: the tuned config (the
+        autotuner's choice for this problem) and the heuristics' values (None where the
+        launcher is neither: a stand-in, which keeps launching)."""
+        tuned = isinstance(self.fn, Autotuner)
+        heuristics = self.fn.fn if tuned else self.fn
+        if not isinstance(heuristics, Heuristics):
+            return None
+        kw = dict(self.meta)
+        if tuned:
+            kw.update(self.fn.best_config.all_kwargs())
+        named = dict(zip(heuristics.arg_names, args), **kw)
+        kw.update({name: rule(named) for name, rule in heuristics.values.items()})
+        self.kernel = heuristics.fn
+        return kw
 
 
 # TF32 products read B in K-major (column-major) order: with a row-major B (N contiguous),

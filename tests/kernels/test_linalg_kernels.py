@@ -323,6 +323,7 @@ def test_precision_reaches_the_kernel(monkeypatch, precision, expected):
             return launch
 
     monkeypatch.setattr(K, "_mm", Spy())
+    monkeypatch.setattr(K, "_PLANS", {})    # plans made earlier launch the real kernel
     fw.set_float32_matmul_precision(precision)
     rng = np.random.default_rng(11)
     for dtype in ("float32", "float16"):
@@ -389,6 +390,34 @@ def test_autotuned_path(monkeypatch, beta):
     check(c, beta * c0 + 1.5 * (host(a) @ host(b)), "float16")
     tuner = K._tuned_restore if beta else K._tuned
     assert tuner.best_config.kwargs["BLOCK_M"] <= 64
+
+
+@pytest.mark.parametrize("simulated", [True, False])
+def test_planned_launch_skips_heuristics_and_autotuner(monkeypatch, simulated):
+    """A product's second launch goes straight to the kernel with the config and heuristics
+    the first one chose (the autotuner's on the GPU path); results stay right."""
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    monkeypatch.setattr(fw.cuda, "is_simulated", lambda: simulated)
+    monkeypatch.setattr(K, "_PLANS", {})
+    calls = []
+    for cls in (Autotuner, Heuristics):
+        monkeypatch.setattr(cls, "run", lambda self, *a, _run=cls.run, **k:
+                            calls.append(type(self).__name__) or _run(self, *a, **k))
+    rng = np.random.default_rng(31)
+    for shape_a, shape_b in (((32, 64), (64, 32)), ((20, 24), (24, 18))):
+        a, b = operand(rng, shape_a, "float16"), operand(rng, shape_b, "float16")
+        for i in range(2):
+            del calls[:]
+            out = run(empty((shape_a[0], shape_b[1]), "float16"), a, b)
+            check(out, host(a) @ host(b), "float16")
+            if i == 0:   # (the autotuner's timing runs go through the heuristics too)
+                assert calls[0] == ("Heuristics" if simulated else "Autotuner")
+            else:
+                assert calls == []
+        plan = next(p for p in K._PLANS.values() if p.geometry[:3] == (shape_a[0], shape_b[1],
+                                                                       shape_a[1]))
+        even = shape_a[0] % plan.direct["BLOCK_M"] == 0
+        assert plan.direct["EVEN_M"] == even and "num_warps" in plan.direct
 
 
 # ---- split-K ------------------------------------------------------------------------------
