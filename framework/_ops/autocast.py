@@ -172,6 +172,10 @@ def _run(fn, name, policies, dtype_pos, args, kwargs):
             return fn(*args, **kwargs)
         to = (state.dtype[dev] if cat == _LOWER else fw.float32 if cat == _FP32
               else _widest(args, kwargs, dev))
+        if name == "linear" and cat == _LOWER:
+            fused = _fused_linear(args, kwargs, to)
+            if fused is not None:
+                return fused
         if to is not None:
             args = tuple(_cast(a, to, dev) for a in args)
             kwargs = {k: _cast(v, to, dev) for k, v in kwargs.items()}
@@ -179,6 +183,23 @@ def _run(fn, name, policies, dtype_pos, args, kwargs):
     finally:
         state.excluded -= 1
         state.refresh()
+
+
+def _fused_linear(args, kwargs, to):
+    """linear's casts done by its GEMM (framework._autocast_linear: the same bits, no cast
+    kernels), where its arguments allow; else None."""
+    from . import autocast_linear
+    if len(args) + len(kwargs) > 3:
+        return None
+    names = ("input", "weight", "bias")
+    vals = dict(zip(names, args), **kwargs)
+    if set(vals) - set(names) or "input" not in vals or "weight" not in vals:
+        return None
+    x, w, b = vals["input"], vals["weight"], vals.get("bias")
+    if not autocast_linear.applies(x, w, b, to):
+        return None
+    import framework as fw
+    return fw._autocast_linear(x, w, b, to)
 
 
 def wrap(fn, name, policies):

@@ -72,7 +72,8 @@ def _linear_kernel(out, pre, a, w, bias, M, N, K, sam, sak, swn, swk, sbias, lay
         a, w, pid_m, pid_n, M, N, sam, sak, swk, swn, IDX64, BLOCK_M, BLOCK_N, BLOCK_K)
 
     acc = _mm_loop(a_ptrs, w_ptrs, mask_m, mask_n, offs_k, K, step_a, step_w, MODE, PRECISION,
-                   ACC, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K)
+                   ACC, a.dtype.element_ty, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M,
+                   BLOCK_N, BLOCK_K)
 
     # epilogue: bias and activation on the accumulator, one rounding per stored value
     if HAS_BIAS:

@@ -66,6 +66,8 @@ _MAX_SPLITS = 32
 _ACC_DTYPE = {"float32": tl.float32, "float64": tl.float64, "int32": tl.int32,
               "int64": tl.int64}
 
+_TL_DTYPE = {name: getattr(tl, name) for name in (
+    "float16", "bfloat16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64")}
 MODE_DOT = 0  # tl.dot: float16, bfloat16, float32
 MODE_FMA = 1  # multiply + sum: float64, integers
 
@@ -148,11 +150,12 @@ def _tile_operands(a, b, pid_m, pid_n, M, N, sam, sak, sbk, sbn, IDX64: tl.const
 @triton.jit
 def _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b,
              MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
-             UPCAST: tl.constexpr, EVEN_M: tl.constexpr, EVEN_N: tl.constexpr,
-             EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-             BLOCK_K: tl.constexpr):
+             DOT_T: tl.constexpr, UPCAST: tl.constexpr, EVEN_M: tl.constexpr,
+             EVEN_N: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr,
+             BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """The (BLOCK_M, BLOCK_N) accumulator of a @ b over K, walking a_ptrs (BLOCK_M, BLOCK_K)
-    and b_ptrs (BLOCK_K, BLOCK_N) by step_a / step_b per K tile: tl.dot (MODE_DOT) or
+    and b_ptrs (BLOCK_K, BLOCK_N) by step_a / step_b per K tile: tl.dot (MODE_DOT) of the
+    tiles rounded to DOT_T where they are wider (autocast's casts, done on load), or
     multiply-and-sum in ACC (MODE_FMA, float64 and integers)."""
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for kk in range(0, tl.cdiv(K, BLOCK_K)):
@@ -160,6 +163,10 @@ def _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b,
         av = _load(a_ptrs, mask_m, mask_k, not EVEN_M, not EVEN_K)
         bv = _load(b_ptrs, mask_k, mask_n, not EVEN_K, not EVEN_N)
         if MODE == 0:
+            if av.dtype != DOT_T:
+                av = _down(av, DOT_T)
+            if bv.dtype != DOT_T:
+                bv = _down(bv, DOT_T)
             if UPCAST:
                 av = av.to(tl.float32)
                 bv = bv.to(tl.float32)
@@ -176,7 +183,8 @@ def _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b,
 def _mm_kernel(out, a, b, c, M, N, K, som, son, sam, sak, sbk, sbn, scm, scn,
                bshape, bso, bsa, bsb, bsc, b0, ksplit, split_stride, alpha, beta, nbatch,
                layout, MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
-               BETA_ZERO: tl.constexpr, HAS_C: tl.constexpr, NB: tl.constexpr,
+               DOT_T: tl.constexpr, ROUND_T: tl.constexpr, BETA_ZERO: tl.constexpr,
+               HAS_C: tl.constexpr, NB: tl.constexpr,
                IDX64: tl.constexpr, UPCAST: tl.constexpr, EVEN_M: tl.constexpr,
                EVEN_N: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr,
                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
@@ -192,7 +200,9 @@ def _mm_kernel(out, a, b, c, M, N, K, som, son, sam, sak, sbk, sbn, scm, scn,
     without a split, ksplit == K and there is one. alpha, beta: int64, the bits of a
     float64 for float dtypes, the values for integers. nbatch, layout: only keys of the
     autotuner. ACC: the accumulator's dtype; PRECISION: tl.dot's input precision
-    (MODE_DOT). UPCAST: dot the operands as float32 (exact for bfloat16; only under
+    (MODE_DOT). DOT_T: the product's dtype, to which the operands are rounded where they are
+    wider (a float32 weight under autocast); ROUND_T: the same for C and the result (out's
+    own dtype unless the product is narrower; the workspace's for split-K parts). UPCAST: dot the operands as float32 (exact for bfloat16; only under
     Triton's interpreter, whose tl.dot multiplies the raw bits of bfloat16 operands).
     EVEN_M/N/K: the size is a multiple of its tile, so loads along it need no mask (set by
     the heuristics below)."""
@@ -211,7 +221,8 @@ def _mm_kernel(out, a, b, c, M, N, K, som, son, sam, sak, sbk, sbn, scm, scn,
         a, b, pid_m, pid_n, M, N, sam, sak, sbk, sbn, IDX64, BLOCK_M, BLOCK_N, BLOCK_K)
 
     acc = _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, k_len, step_a, step_b, MODE,
-                   PRECISION, ACC, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N, BLOCK_K)
+                   PRECISION, ACC, DOT_T, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N,
+                   BLOCK_K)
 
     mask = mask_m[:, None] & mask_n[None, :]
     o_ptrs = out + offs_m[:, None] * som + offs_n[None, :] * son
@@ -219,21 +230,27 @@ def _mm_kernel(out, a, b, c, M, N, K, som, son, sam, sak, sbk, sbn, scm, scn,
         c_ptrs = c + off_c + offs_m[:, None] * scm + offs_n[None, :] * scn
     else:
         c_ptrs = o_ptrs
-    _epilogue(acc, o_ptrs, c_ptrs, mask, K, alpha, beta, ACC, BETA_ZERO)
+    _epilogue(acc, o_ptrs, c_ptrs, mask, K, alpha, beta, ACC, ROUND_T, BETA_ZERO)
 
 
 @triton.jit
 def _epilogue(acc, o_ptrs, c_ptrs, mask, K, alpha, beta, ACC: tl.constexpr,
-              BETA_ZERO: tl.constexpr):
+              ROUND_T: tl.constexpr, BETA_ZERO: tl.constexpr):
     """Stores beta * C + alpha * acc at o_ptrs, computed in the accumulator's type (int64
     for integers), C read at c_ptrs (o_ptrs itself without a separate C); C is not read when
-    BETA_ZERO, and the product term is 0 when K == 0."""
+    BETA_ZERO, and the product term is 0 when K == 0. C and the result are rounded to
+    ROUND_T where they are wider (as the casts of autocast round them)."""
     if ACC == tl.float32 or ACC == tl.float64:
         al = tl.cast(alpha, tl.int64).to(tl.float64, bitcast=True).to(ACC)
         r = tl.where(K > 0, acc * al, 0.0)
         if not BETA_ZERO:
             be = tl.cast(beta, tl.int64).to(tl.float64, bitcast=True).to(ACC)
-            r = be * _up(tl.load(c_ptrs, mask=mask, other=0)).to(ACC) + r
+            cv = tl.load(c_ptrs, mask=mask, other=0)
+            if cv.dtype != ROUND_T:
+                cv = _down(cv, ROUND_T)
+            r = be * _up(cv).to(ACC) + r
+        if o_ptrs.dtype.element_ty != ROUND_T:
+            r = _up(_down(r, ROUND_T))
     else:
         r = tl.where(K > 0, acc.to(tl.int64) * tl.cast(alpha, tl.int64), 0)
         if not BETA_ZERO:
@@ -244,7 +261,8 @@ def _epilogue(acc, o_ptrs, c_ptrs, mask, K, alpha, beta, ACC: tl.constexpr,
 @cached
 @triton.jit
 def _splitk_reduce_kernel(out, c, ws, n, splits, shape, so, sc, alpha, beta,
-                          ACC: tl.constexpr, BETA_ZERO: tl.constexpr, HAS_C: tl.constexpr,
+                          ACC: tl.constexpr, DOT_T: tl.constexpr, BETA_ZERO: tl.constexpr,
+                          HAS_C: tl.constexpr,
                           NDIM: tl.constexpr, CONTIG: tl.constexpr, C_CONTIG: tl.constexpr,
                           IDX64: tl.constexpr, BLOCK: tl.constexpr):
     """out = beta * C + alpha * (the sum of the ``splits`` parts of the workspace), C being
@@ -261,7 +279,7 @@ def _splitk_reduce_kernel(out, c, ws, n, splits, shape, so, sc, alpha, beta,
         c_ptrs = c + _offset(i, shape, sc, NDIM, C_CONTIG)
     else:
         c_ptrs = o_ptrs
-    _epilogue(acc, o_ptrs, c_ptrs, mask, 1, alpha, beta, ACC, BETA_ZERO)
+    _epilogue(acc, o_ptrs, c_ptrs, mask, 1, alpha, beta, ACC, DOT_T, BETA_ZERO)
 
 
 _mm = triton.heuristics({
@@ -413,30 +431,39 @@ def _extent(rows, cols, rs, cs):
     return (rows + _MAX_TILE) * rs + (cols + _MAX_TILE) * cs + 1
 
 
-def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=None):
+def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=None,
+           compute=None):
     """out[..., M, N] = beta * C + alpha * a[..., M, K] @ b[..., K, N] for every batch index,
     C being ``c`` (read through ``c_stride``) when given, else out.
 
     ``a_stride``/``b_stride`` are the operands' strides already broadcast to out's batch
     shape, ``c_stride`` to out's whole shape (0 where broadcast); beta == 0 means C is not
-    read. c must not overlap out unless it is out itself."""
+    read. c must not overlap out unless it is out itself. ``compute`` (float16 or
+    bfloat16; None: out's dtype, which a, b and c then share): the dtype the product is
+    taken in, to which a, b, c and the result are rounded where they are wider, as autocast
+    casts them (so a float32 weight needs no cast of its own)."""
     so = out._stride
     if c is not None and (beta == 0 or (c.data_ptr() == out.data_ptr()
                                         and tuple(c_stride) == tuple(so))):
         c = None  # not read, or out itself: the epilogue reads out as without c
-    name = out.dtype.name
+    dtypes = None
+    if compute is not None:
+        dtypes = (a.dtype, b.dtype, out.dtype, None if c is None else c.dtype)
+        if all(d is compute or d is None for d in dtypes):
+            compute = dtypes = None
+    name = (compute or out.dtype).name
     precision = None  # tl.dot's default: only float32 operands have a choice
     if name == "float32":
         precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"
     # a training loop multiplies the same layouts every step: the launch is planned once
     key = (out._shape, so, tuple(a_stride), tuple(b_stride),
            None if c is None else tuple(c_stride), a._shape[-1], name, precision, beta == 0,
-           cuda.is_simulated())
+           cuda.is_simulated(), dtypes)
     plan = _PLANS.get(key)
     if plan is None:
         plan = alloc.remember(_PLANS, key, _Plan(out._shape, so, a._shape[-1], a_stride,
                                                  b_stride, c_stride if c is not None else None,
-                                                 name, precision, beta == 0, key[-1]))
+                                                 name, precision, beta == 0, key[-2], dtypes))
     if plan.empty:
         return
     plan.run(out, a, b, c, alpha, beta)
@@ -451,7 +478,8 @@ class _Plan:
     launch, the tile config and heuristics chosen, so that later launches go straight to
     the (cached) kernel past Triton's heuristics and autotuner."""
 
-    def __init__(self, shape, so, k, sa, sb, sc, name, precision, beta_zero, simulated):
+    def __init__(self, shape, so, k, sa, sb, sc, name, precision, beta_zero, simulated,
+                 mixed):
         shape, so, sa, sb = tuple(shape), list(so), list(sa), list(sb)
         has_c = sc is not None
         sc = list(so if sc is None else sc)
@@ -501,6 +529,8 @@ class _Plan:
 
         self.integer = integer = name in _INTEGER
         dot = name in ("float16", "bfloat16", "float32")
+        if mixed and name not in ("float16", "bfloat16"):
+            raise RuntimeError(f"matmul: operands of dtypes {mixed} computed in {name}")
         self.acc_name = "float32" if dot else ("float64" if not integer else
                                                "int64" if name == "int64" else "int32")
         self.k_major = None   # B's row stride when B is copied to column-major first
@@ -535,8 +565,11 @@ class _Plan:
         else:
             self.fn = _tuned if part_beta_zero or tile_c else _tuned_restore
             meta = {}
+        self.dot_t = _TL_DTYPE[name]
         self.meta = dict(meta, MODE=MODE_DOT if dot else MODE_FMA, PRECISION=precision,
-                         ACC=_ACC_DTYPE[self.acc_name], BETA_ZERO=part_beta_zero,
+                         ACC=_ACC_DTYPE[self.acc_name], DOT_T=self.dot_t,
+                         ROUND_T=_ACC_DTYPE[self.acc_name] if splits > 1 else self.dot_t,
+                         BETA_ZERO=part_beta_zero,
                          HAS_C=tile_c, NB=ndims, IDX64=idx64,
                          UPCAST=simulated and name == "bfloat16")
         self.direct = None   # the kernel's whole keyword arguments, once known
@@ -569,7 +602,7 @@ class _Plan:
             self.direct = self._chosen(args)
         if splits > 1:
             _splitk_reduce(out, self.shape, dest, splits, alpha, beta, self.acc_name, c,
-                           self.c_full_stride)
+                           self.c_full_stride, self.dot_t)
 
     def _chosen(self, args):
         """The keyword arguments the first launch went with: the tuned config (the
@@ -605,7 +638,7 @@ def _k_major(b, k, n, sbk):
     return bt
 
 
-def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name, c, c_stride):
+def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name, c, c_stride, dot_t):
     """out = beta * C + alpha * the sum of the split-K parts in ws (row-major over out's
     shape, one part after another); C is c (strides c_stride over shape), or out if None."""
     n = ws._shape[0] // splits
@@ -620,6 +653,7 @@ def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name, c, c_stride):
     contig = len(oshape) == 1 and so[0] == 1
     _splitk_reduce_kernel[(cdiv(n, BLOCK),)](
         out, c if has_c else out, ws, n, splits, oshape, so, sc, alpha, beta,
-        ACC=_ACC_DTYPE[acc_name], BETA_ZERO=beta == 0, HAS_C=has_c, NDIM=len(oshape),
+        ACC=_ACC_DTYPE[acc_name], DOT_T=dot_t, BETA_ZERO=beta == 0, HAS_C=has_c,
+        NDIM=len(oshape),
         CONTIG=contig, C_CONTIG=has_c and len(oshape) == 1 and sc[0] == 1, IDX64=idx64,
         BLOCK=BLOCK)

@@ -179,20 +179,25 @@ def test_weight_cast_cache(device):
     lin = fw.nn.Linear(8, 8).to(device)
     x = fw.randn(2, 8, device=device)
     from framework._ops import autocast as ac
+
+    def use():   # an op that casts its operands (linear itself casts inside its GEMM)
+        return fw.addmm(lin.bias, x, lin.weight)
     with fw.autocast(device):
         lin(x)
+        assert not ac.state.cache               # the fused linear makes no casts to keep
+        use()
         assert id(lin.weight) in ac.state.cache and id(lin.bias) in ac.state.cache
         cast_w = ac.state.cache[id(lin.weight)][1]
-        lin(x)
+        use()
         assert ac.state.cache[id(lin.weight)][1] is cast_w      # reused, not recast
         with fw.autocast(device):
             pass                                                # inner exit keeps it
         assert id(lin.weight) in ac.state.cache
-        F.linear(x, fw.randn(3, 8, device=device))   # does not require grad: not cached
+        fw.mm(x, fw.randn(8, 3, device=device))      # does not require grad: not cached
         assert len(ac.state.cache) == 2
     assert not ac.state.cache               # the outermost exit clears it
     with fw.autocast(device, cache_enabled=False):
-        lin(x)
+        use()
         assert not ac.state.cache
 
 

@@ -442,6 +442,10 @@ CASES += [
      [(3, 4)], R),
     ("_fused_sdpa", lambda T, q, k, v: T.nn.functional.scaled_dot_product_attention(q, k, v),
      [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4)], R),
+    # (in float64 the product is taken in float64: the formulas' path, without rounding)
+    ("_autocast_linear", lambda T, x, w, b: T._autocast_linear(x, w, b, x.dtype)
+     if hasattr(T, "_autocast_linear") else T.nn.functional.linear(x, w, b),
+     [(2, 3, 5), (4, 5), (4,)], R),
     ("_softmax_backward_data",
      lambda T, a: T.autograd.grad((T.softmax(a, 1) * T.arange(4.).to(a.dtype)).sum(), a,
                                   create_graph=True)[0]

@@ -1,0 +1,140 @@
+"""linear under autocast as one GEMM (framework._autocast_linear): the casts done by the
+GEMM as it loads its operands give the same bits as autocast's separate casts, forward and
+backward, on every layout the fused path takes; and it launches one kernel where the casts
+took three more."""
+import numpy as np
+import pytest
+
+import framework as fw
+import framework.nn.functional as F
+from framework.kernels import linalg as K
+
+from tests.helpers import to_np
+
+
+def _unfused(x, w, b, dtype):
+    """linear on operands cast as autocast casts them, outside autocast."""
+    return F.linear(x.to(dtype), w.to(dtype), None if b is None else b.to(dtype))
+
+
+def _leaves(rng, device, x_shape, n, bias, x_dtype=fw.float32, transposed=False):
+    k = x_shape[-1]
+    x = rng.standard_normal(x_shape)
+    if transposed:   # a non-contiguous input: the last two dims swapped in memory
+        x = np.swapaxes(rng.standard_normal(x_shape[:-2] + (k, x_shape[-2])), -1, -2)
+    vals = [x, rng.standard_normal((n, k)), rng.standard_normal(n) if bias else None]
+    dts = [x_dtype, fw.float32, fw.float32]
+    out = []
+    for v, dt in zip(vals, dts):
+        if v is None:
+            out.append(None)
+            continue
+        t = fw.tensor(np.ascontiguousarray(np.swapaxes(v, -1, -2)) if v is x and transposed
+                      else v, dtype=dt, device=device)
+        out.append(t.transpose(-1, -2) if v is x and transposed else t)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [fw.bfloat16, fw.float16])
+@pytest.mark.parametrize("x_shape,n,bias,x_dtype,transposed", [
+    ((7, 40), 17, True, fw.float32, False),
+    ((2, 5, 33), 16, False, fw.float32, False),
+    ((3, 9, 20), 12, True, fw.float32, True),      # strided input
+    ((4, 24), 8, True, "low", False),               # the input already of the low dtype
+    ((1, 1), 1, True, fw.float32, False),
+])
+def test_same_bits_as_the_casts(device, dtype, x_shape, n, bias, x_dtype, transposed):
+    rng = np.random.default_rng(3)
+    x_dtype = dtype if x_dtype == "low" else x_dtype
+    leaves = _leaves(rng, device, x_shape, n, bias, x_dtype, transposed)
+    fused = [None if t is None else t.detach().requires_grad_() for t in leaves]
+    plain = [None if t is None else t.detach().requires_grad_() for t in leaves]
+    with fw.autocast(device_type=fw.device(device).type, dtype=dtype):
+        y = F.linear(*fused)
+    assert y.grad_fn.name() == "AutocastLinearBackward0"
+    want = _unfused(*plain, dtype)
+    assert y.dtype is dtype and y.shape == want.shape
+    np.testing.assert_array_equal(to_np(y), to_np(want))
+    g = fw.tensor(rng.standard_normal(tuple(y.shape)), dtype=dtype, device=device)
+    y.backward(g)
+    want.backward(g)
+    for a, b in zip(fused, plain):
+        if a is not None:
+            assert a.grad.dtype is b.grad.dtype is a.dtype
+            np.testing.assert_array_equal(to_np(a.grad), to_np(b.grad))
+
+
+@pytest.mark.parametrize("needs", [(True, False, False), (False, True, False),
+                                   (False, False, True), (False, True, True)])
+def test_only_the_gradients_asked_for(device, needs):
+    rng = np.random.default_rng(4)
+    leaves = _leaves(rng, device, (6, 10), 5, True)
+    for t, r in zip(leaves, needs):
+        t.requires_grad_(r)
+    with fw.autocast(device_type=fw.device(device).type, dtype=fw.bfloat16):
+        y = F.linear(*leaves)
+    y.float().sum().backward()
+    assert [t.grad is not None for t in leaves] == list(needs)
+
+
+def test_split_k_backward(device, monkeypatch):
+    """The weight's gradient sums over many rows: the GEMM splits K (the rows) and the
+    split-K reduction rounds to the product's dtype as the tile epilogue does."""
+    monkeypatch.setattr(K, "_SPLIT_MIN_K", 64)
+    monkeypatch.setattr(K, "_SPLIT_CHUNK", 32)
+    rng = np.random.default_rng(5)
+    leaves = _leaves(rng, device, (3, 70, 8), 6, True)
+    fused = [t.detach().requires_grad_() for t in leaves]
+    plain = [t.detach().requires_grad_() for t in leaves]
+    with fw.autocast(device_type=fw.device(device).type, dtype=fw.bfloat16):
+        y = F.linear(*fused)
+    want = _unfused(*plain, fw.bfloat16)
+    g = fw.tensor(rng.standard_normal(tuple(y.shape)), dtype=fw.bfloat16, device=device)
+    y.backward(g)
+    want.backward(g)
+    for a, b in zip(fused, plain):
+        np.testing.assert_array_equal(to_np(a.grad), to_np(b.grad))
+
+
+def test_unfused_where_the_fused_path_does_not_apply(device):
+    rng = np.random.default_rng(6)
+    x = fw.tensor(rng.standard_normal(5), dtype=fw.float32, device=device, requires_grad=True)
+    w = fw.tensor(rng.standard_normal((3, 5)), dtype=fw.float32, device=device)
+    x64 = fw.tensor(rng.standard_normal((2, 5)), dtype=fw.float64, device=device,
+                    requires_grad=True)
+    with fw.autocast(device_type=fw.device(device).type, dtype=fw.bfloat16):
+        y = F.linear(x, w)                # a 1-d input: the casts and linear
+        y64 = F.linear(x64, w.double())   # float64 is not autocast (PyTorch's rule)
+    assert y.dtype is fw.bfloat16 and y.grad_fn.name() != "AutocastLinearBackward0"
+    np.testing.assert_array_equal(to_np(y), to_np(_unfused(x, w, None, fw.bfloat16)))
+    assert y64.dtype is fw.float64
+
+
+def test_shape_errors_as_linear(device):
+    x = fw.ones(4, 3, device=device)
+    w = fw.ones(2, 5, device=device)
+    with fw.autocast(device_type=fw.device(device).type, dtype=fw.bfloat16):
+        with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
+                                               r"\(4x3 and 5x2\)"):
+            F.linear(x, w)
+
+
+def test_one_launch_forward(monkeypatch):
+    """On cuda the fused linear launches the GEMM alone (the casts took three more)."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+    from framework.kernels import launcher
+    monkeypatch.setattr(launcher, "enabled", False)
+    names = []
+    for cls in (InterpretedFunction, JITFunction):
+        monkeypatch.setattr(cls, "run", lambda self, *a, _run=cls.run, **k:
+                            (k.get("warmup") or names.append(self.fn.__name__))
+                            or _run(self, *a, **k))
+    x = fw.ones(4, 8, device="cuda", requires_grad=True)
+    w = fw.ones(6, 8, device="cuda", requires_grad=True)
+    b = fw.ones(6, device="cuda", requires_grad=True)
+    with fw.autocast(device_type="cuda", dtype=fw.bfloat16):
+        F.linear(x, w, b)      # compiles and tunes first, where kernels compile
+        del names[:]
+        F.linear(x, w, b)
+    assert names == ["_mm_kernel"]
