@@ -306,6 +306,46 @@ def test_promotion_of_tensors(a, b, want):
     assert (fw.ones(2, dtype=a) + fw.ones(2, dtype=b)).dtype is want
 
 
+_FLOAT_BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "fmax", "fmin", "atan2",
+                 "pow", "fmod", "remainder", "hypot", "copysign", "nextafter", "xlogy", "eq",
+                 "lt", "ge", "logaddexp", "float_power"]
+
+
+@pytest.mark.parametrize("low", [fw.bfloat16, fw.float16])
+def test_float32_op_with_a_16bit_second_operand(device, low):
+    """float32 (op) 16-bit: the cuda kernels read the second operand as it is and widen it
+    as they load it; the same values as converting it first, for every binary op, with
+    broadcasting and a strided second operand."""
+    rng = np.random.default_rng(8)
+    a = fw.tensor(rng.standard_normal((5, 7)) * 3, dtype=fw.float32, device=device)
+    b = fw.tensor(rng.standard_normal((7, 5)) * 3, dtype=low, device=device).t()
+    row = fw.tensor(rng.standard_normal(7), dtype=low, device=device)
+    for name in _FLOAT_BINARY:
+        fn = getattr(fw, name)
+        for other in (b, row):
+            got, want = fn(a, other), fn(a, other.float())
+            assert got.dtype is want.dtype, name
+            np.testing.assert_array_equal(to_np(got), to_np(want), err_msg=name)
+
+
+@pytest.mark.skipif(not fw.cuda.is_available(), reason="needs cuda (or its simulator)")
+def test_16bit_second_operand_not_cast_first(monkeypatch):
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+    from framework.kernels import launcher
+    monkeypatch.setattr(launcher, "enabled", False)
+    a = fw.ones(4, 8, device="cuda")
+    b = fw.ones(8, dtype=fw.bfloat16, device="cuda")
+    a + b      # compiles first, where kernels compile
+    names = []
+    for cls in (InterpretedFunction, JITFunction):
+        monkeypatch.setattr(cls, "run", lambda self, *x, _run=cls.run, **k:
+                            (k.get("warmup") or names.append(self.fn.__name__))
+                            or _run(self, *x, **k))
+    a + b
+    assert names == ["_binary_kernel"]
+
+
 def test_promotion_scalars_and_zero_dim():
     i8 = fw.ones(3, dtype=fw.int8)
     assert (i8 + 1000).dtype is fw.int8            # Python int is weak

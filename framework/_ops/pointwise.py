@@ -336,7 +336,11 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
             kernel, p0 = _OPMATH[kernel], builtins.float(s)
     if not ta or a.dtype is not cdt or a._storage.device is not device:
         a = as_operand(a, cdt, device)
-    if not tb or b.dtype is not cdt or b._storage.device is not device:
+    if not tb or b._storage.device is not device or (
+            b.dtype is not cdt and not (cdt is _f32 and device.type == "cuda"
+                                        and (b.dtype is _bf16 or b.dtype is _f16))):
+        # (the Triton kernels widen a 16-bit second operand of a float32 op as they load
+        # it, exactly: a residual add of an autocast output needs no cast launch)
         b = as_operand(b, cdt, device)
     sa, sb = a._shape, b._shape
     if sa == sb:
@@ -364,7 +368,7 @@ def binary(op, kernel, a, b, out, promote, p0=0.0, p1=0.0, p2=0.0):
 # CPU kernels read these through original_scalar_value; its other ops round the scalar)
 _OPMATH = {"mul": "mul_scalar", "div": "div_scalar", "div_trunc": "div_trunc_scalar",
            "div_floor": "div_floor_scalar"}
-_f16, _bf16 = _dtype.float16, _dtype.bfloat16
+_f16, _bf16, _f32 = _dtype.float16, _dtype.bfloat16, _dtype.float32
 
 
 def _cpu_scalar(x):
