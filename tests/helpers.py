@@ -112,3 +112,21 @@ def child_env(root, **extra):
     import os
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     return dict(os.environ, PYTHONPATH=path, **extra)
+
+
+def launched_kernels(monkeypatch):
+    """The names of the Triton kernels launched from now on (interpreted or compiled; the
+    cached launcher is turned off so that every launch goes through ``run``, and the
+    compile-only ``warmup`` runs are not counted)."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+    from framework.kernels import launcher
+    monkeypatch.setattr(launcher, "enabled", False)
+    names = []
+    for cls in (InterpretedFunction, JITFunction):
+        def counted(self, *args, _run=cls.run, **kwargs):
+            if not kwargs.get("warmup"):
+                names.append(self.fn.__name__)
+            return _run(self, *args, **kwargs)
+        monkeypatch.setattr(cls, "run", counted)
+    return names

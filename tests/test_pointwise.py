@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import framework as fw
 import framework.nn.functional as F
-from helpers import ALL_DTYPES, TOL, skip_unless_torch, to_np
+from helpers import ALL_DTYPES, TOL, launched_kernels, skip_unless_torch, to_np
 
 try:  # PyTorch is the oracle where installed; the tests that need it are marked
     import torch
@@ -330,18 +330,10 @@ def test_float32_op_with_a_16bit_second_operand(device, low):
 
 @pytest.mark.skipif(not fw.cuda.is_available(), reason="needs cuda (or its simulator)")
 def test_16bit_second_operand_not_cast_first(monkeypatch):
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction
-    from framework.kernels import launcher
-    monkeypatch.setattr(launcher, "enabled", False)
     a = fw.ones(4, 8, device="cuda")
     b = fw.ones(8, dtype=fw.bfloat16, device="cuda")
     a + b      # compiles first, where kernels compile
-    names = []
-    for cls in (InterpretedFunction, JITFunction):
-        monkeypatch.setattr(cls, "run", lambda self, *x, _run=cls.run, **k:
-                            (k.get("warmup") or names.append(self.fn.__name__))
-                            or _run(self, *x, **k))
+    names = launched_kernels(monkeypatch)
     a + b
     assert names == ["_binary_kernel"]
 

@@ -9,7 +9,7 @@ import framework as fw
 import framework.nn.functional as F
 from framework.kernels import linalg as K
 
-from tests.helpers import to_np
+from tests.helpers import launched_kernels, to_np
 
 
 def _unfused(x, w, b, dtype):
@@ -122,20 +122,11 @@ def test_shape_errors_as_linear(device):
 @pytest.mark.skipif(not fw.cuda.is_available(), reason="needs cuda (or its simulator)")
 def test_one_launch_forward(monkeypatch):
     """On cuda the fused linear launches the GEMM alone (the casts took three more)."""
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction
-    from framework.kernels import launcher
-    monkeypatch.setattr(launcher, "enabled", False)
-    names = []
-    for cls in (InterpretedFunction, JITFunction):
-        monkeypatch.setattr(cls, "run", lambda self, *a, _run=cls.run, **k:
-                            (k.get("warmup") or names.append(self.fn.__name__))
-                            or _run(self, *a, **k))
     x = fw.ones(4, 8, device="cuda", requires_grad=True)
     w = fw.ones(6, 8, device="cuda", requires_grad=True)
     b = fw.ones(6, device="cuda", requires_grad=True)
     with fw.autocast(device_type="cuda", dtype=fw.bfloat16):
         F.linear(x, w, b)      # compiles and tunes first, where kernels compile
-        del names[:]
+        names = launched_kernels(monkeypatch)
         F.linear(x, w, b)
     assert names == ["_mm_kernel"]

@@ -11,6 +11,7 @@ import pytest
 import framework as fw
 from framework import _cpu
 from framework.kernels import linalg as K
+from helpers import launched_kernels
 
 pytestmark = pytest.mark.skipif(not fw.cuda.is_available(),
                                 reason="needs cuda or TRITON_INTERPRET=1")
@@ -579,29 +580,12 @@ def test_c_autotuned_without_restore(monkeypatch):
     check(out, _c_ref(c, a, b, 0.5, 1.5, (20, 18)), "float16")
 
 
-def _count_launches(monkeypatch):
-    """The names of the Triton kernels launched from now on (interpreted or compiled; the
-    cached launcher is turned off so that every launch goes through ``run``)."""
-    from triton.runtime.interpreter import InterpretedFunction
-    from triton.runtime.jit import JITFunction
-    from framework.kernels import launcher
-    monkeypatch.setattr(launcher, "enabled", False)
-    names = []
-    for cls in (InterpretedFunction, JITFunction):
-        def counted(self, *args, _run=cls.run, **kwargs):
-            if not kwargs.get("warmup"):
-                names.append(self.fn.__name__)
-            return _run(self, *args, **kwargs)
-        monkeypatch.setattr(cls, "run", counted)
-    return names
-
-
 def test_linear_with_bias_is_one_launch(monkeypatch):
     rng = np.random.default_rng(26)
     x, w = operand(rng, (4, 6, 17), "float32"), operand(rng, (40, 17), "float32")
     bias = operand(rng, (40,), "float32")
     fw.nn.functional.linear(x, w, bias)  # compiles and tunes, on a GPU
-    names = _count_launches(monkeypatch)
+    names = launched_kernels(monkeypatch)
     y = fw.nn.functional.linear(x, w, bias)
     assert names == ["_mm_kernel"]
     check(y, np.matmul(host(x), host(w).T) + host(bias), "float32")
