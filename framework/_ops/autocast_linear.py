@@ -41,6 +41,11 @@ def applies(input, weight, bias, dtype):
 
 
 def _check(input, weight, bias):
+    if input.dim() < 2 or weight.dim() != 2 or (bias is not None and bias.dim() != 1):
+        raise RuntimeError(f"_autocast_linear: expected an input of 2 or more dims, a 2-d "
+                           f"weight and a 1-d bias, got {list(input._shape)}, "
+                           f"{list(weight._shape)} and "
+                           f"{None if bias is None else list(bias._shape)}")
     k, (n, kw) = input._shape[-1], weight._shape
     if k != kw:
         rows = input.numel() // k if k else 0

@@ -8,9 +8,9 @@ program handles one BLOCK of one tensor, at block ``pid - start[owner[pid]]`` of
 A step of a large model has hundreds of thousands of programs, so the size tables
 (``numels``, ``start``, ``owner``) are built with NumPy and kept on the device per
 (device, sizes), the same model's sizes every step. The address tables go up in one
-host-to-device copy, and are kept too, by value: in a training loop the caching allocator
-hands the gradients the same addresses every step, so a steady-state step uploads nothing
-(an upload is queued without waiting for the stream, and costs a driver call)."""
+host-to-device copy, kept by value for a loop whose tensors keep their addresses (the
+demo's gradients, freed and reallocated each step, do not: it uploads them every step). An
+upload is queued on the stream without waiting for it: a driver call, no stall."""
 import numpy as np
 import triton
 import triton.language as tl

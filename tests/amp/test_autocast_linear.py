@@ -110,6 +110,12 @@ def test_unfused_where_the_fused_path_does_not_apply(device):
     assert y64.dtype is fw.float64
 
 
+def test_op_refuses_other_ranks(device):
+    with pytest.raises(RuntimeError, match="expected an input of 2 or more dims"):
+        fw._autocast_linear(fw.ones(3, device=device), fw.ones(2, 3, device=device), None,
+                            fw.bfloat16)
+
+
 def test_shape_errors_as_linear(device):
     x = fw.ones(4, 3, device=device)
     w = fw.ones(2, 5, device=device)
