@@ -40,8 +40,8 @@ def rowwise(x, dtype=None):
 def _like(x, shape, dev):
     """A new tensor of ``shape`` (x's but the last dim) in x's dim order, as PyTorch's
     flash attention allocates its output: for the usual q = (Z, L, H, D).transpose(1, 2),
-    the caller's out.transpose(1, 2).contiguous() is then free, and so are the reshapes of
-    dq, dk, dv back to the projection's layout in the backward."""
+    the caller's out.transpose(1, 2).contiguous() is then free (the gradients, of their
+    inputs' shapes, are empty_like them: their reshapes back to the projection are free)."""
     t = alloc.empty(shape, x.dtype, dev)
     if not t.numel():
         return t
@@ -110,7 +110,7 @@ def fused_sdpa_backward(grad_out, qkv, attn_mask, output, lse, dropout_p, is_cau
     """[dq, dk, dv] of _fused_sdpa given the gradient of its output ``output``. Not
     differentiable itself (as PyTorch's fused attention backward kernels)."""
     q, k, v, dev = _check(qkv, attn_mask)
-    dq, dk, dv = (_like(t, t._shape, dev) for t in (q, k, v))
+    dq, dk, dv = (memory_format.empty_like(t, t.dtype, dev) for t in (q, k, v))
     q, k, v, out = rowwise(q), rowwise(k), rowwise(v), rowwise(output)
     dout = rowwise(grad_out, q.dtype)
     if q.numel() == 0 or k.numel() == 0 or v.numel() == 0:

@@ -202,7 +202,7 @@ def dense_like(shape, stride):
     key = (shape, stride)
     st = _cache.get(key)
     if st is None:
-        st = stride if is_dense(shape, stride) else _from_order(shape, _perm(shape, (stride,)))
+        st = stride if is_dense(shape, stride) else dense_order(shape, shape, stride)
         alloc.remember(_cache, key, st)
     return st
 

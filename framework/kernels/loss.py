@@ -25,6 +25,8 @@ Triton passes a Python float as float32: label_smoothing travels as two float32 
 import triton
 import triton.language as tl
 
+from .._ops import alloc
+from .copy import fill
 from .pointwise import _down
 from .softmax import _MIN_BLOCK, TILE, _pow2  # noqa: F401  (the row tiling of softmax)
 from .launcher import cached, cdiv
@@ -179,11 +181,10 @@ def cross_entropy_forward(x, target, weight, loss, stats, wrow, rows, C, ignore_
     _require_float(x)
     if rows == 0:
         return
-    from .._ops import alloc
     r, bc, warps = _tiles(rows, C)
     hi, lo = _eps_parts(label_smoothing)
     first_bad = alloc.empty((1,), target.dtype, target._storage.device)
-    alloc.backend(first_bad._storage.device).copy.fill(first_bad, rows)
+    fill(first_bad, rows)
     _ce_forward_kernel[(cdiv(rows, r),)](
         x, target, x if weight is None else weight, loss, stats, wrow, first_bad, rows, C,
         int(ignore_index), hi, lo, HAS_W=weight is not None, SMOOTH=label_smoothing > 0,
