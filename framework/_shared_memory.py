@@ -156,8 +156,20 @@ def _unlink(name):
 
 # ---- making and opening segments -------------------------------------------------------
 
-def _map(fd, size):
-    return mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+_MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)   # Linux >= 5.14
+
+
+def _map(fd, size, populate=False):
+    """A shared read-write mapping; ``populate``: with its page tables filled now, in one
+    call, for a new segment its creator is about to write whole (a batch): the first write
+    to each 4 KiB page would otherwise take a fault (~0.8 ms for a 3 MiB batch)."""
+    mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    if populate:
+        try:
+            mm.madvise(_MADV_POPULATE_WRITE)
+        except (OSError, ValueError):   # an older kernel: the pages fault in as written
+            pass
+    return mm
 
 
 def _reserve(fd, size, where):
@@ -183,7 +195,7 @@ def _new_segment(nbytes, strategy):
             _posixshmem.shm_unlink("/" + tag)
         try:
             _reserve(fd, max(nbytes, 1), "memfd")
-            mm = _map(fd, max(nbytes, 1))
+            mm = _map(fd, max(nbytes, 1), populate=True)
         except BaseException:
             os.close(fd)
             raise
@@ -197,7 +209,7 @@ def _new_segment(nbytes, strategy):
     try:
         _reserve(fd, _HEADER + nbytes, name)
         os.pwrite(fd, (1).to_bytes(8, "little", signed=True), 0)
-        mm = _map(fd, _HEADER + nbytes)
+        mm = _map(fd, _HEADER + nbytes, populate=True)
     except BaseException:
         _unlink(name)
         raise

@@ -23,6 +23,27 @@ inline D cast(S v) {
   }
 }
 
+// One run of the innermost dim: n elements from sp (stride is) to dp (stride id).
+template <typename D, typename S>
+inline void copy_run(D* dp, const S* sp, int64_t n, int64_t id, int64_t is) {
+  if (id == 1 && is == 1) {
+    if constexpr (std::is_same<D, S>::value) {
+      std::memcpy(dp, sp, n * sizeof(D));
+    } else {
+      for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[i]);
+    }
+  } else if (id == 1 && is == 0) {
+    const D v = cast<D>(sp[0]);
+    for (int64_t i = 0; i < n; i++) dp[i] = v;
+  } else if (id == 1 && is == -1) {  // flip along the last dim
+    for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[-i]);
+  } else if (id == 1) {  // a gather (a permuted or sliced source): unit-stride stores
+    for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[i * is]);
+  } else {
+    for (int64_t i = 0; i < n; i++) dp[i * id] = cast<D>(sp[i * is]);
+  }
+}
+
 template <typename D, typename S>
 void copy_impl(uintptr_t dst, uintptr_t src, const Shape& shape, const Shape& sd, const Shape& ss) {
   Nest<2> nest(shape, {&sd, &ss}, true);
@@ -30,23 +51,27 @@ void copy_impl(uintptr_t dst, uintptr_t src, const Shape& shape, const Shape& sd
   const S* s = ptr<S>(src);
   const int64_t id = nest.inner_stride(0), is = nest.inner_stride(1);
   nest.parallel([&](const int64_t* off, int64_t n) {
-    D* dp = d + off[0];
-    const S* sp = s + off[1];
-    if (id == 1 && is == 1) {
-      if constexpr (std::is_same<D, S>::value) {
-        std::memcpy(dp, sp, n * sizeof(D));
-      } else {
-        for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[i]);
-      }
-    } else if (id == 1 && is == 0) {
-      const D v = cast<D>(sp[0]);
-      for (int64_t i = 0; i < n; i++) dp[i] = v;
-    } else if (id == 1 && is == -1) {  // flip along the last dim
-      for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[-i]);
-    } else if (id == 1) {  // a gather (a permuted or sliced source): unit-stride stores
-      for (int64_t i = 0; i < n; i++) dp[i] = cast<D>(sp[i * is]);
-    } else {
-      for (int64_t i = 0; i < n; i++) dp[i * id] = cast<D>(sp[i * is]);
+    copy_run<D, S>(d + off[0], s + off[1], n, id, is);
+  });
+}
+
+// dst + k * step <- srcs[k] for every k: sources of one layout into the slices of one
+// result (stack of a batch), split among threads by source.
+template <typename D, typename S>
+void copy_many_impl(uintptr_t dst, int64_t step, const Shape& srcs, const Shape& shape,
+                    const Shape& sd, const Shape& ss) {
+  Nest<2> nest(shape, {&sd, &ss}, true);
+  if (nest.numel == 0) return;
+  D* d = ptr<D>(dst);
+  const int64_t id = nest.inner_stride(0), is = nest.inner_stride(1);
+  const int64_t per = nest.numel, grain = std::max<int64_t>(1, 32768 / per);
+  parallel_for(0, (int64_t)srcs.size(), grain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; k++) {
+      D* dk = d + k * step;
+      const S* sk = ptr<S>((uintptr_t)srcs[k]);
+      nest.runs(0, per, [&](const int64_t* off, int64_t n) {
+        copy_run<D, S>(dk + off[0], sk + off[1], n, id, is);
+      });
     }
   });
 }
@@ -74,6 +99,16 @@ void copy(int dt_dst, uintptr_t dst, const Shape& sd, int dt_src, uintptr_t src,
   FW_DISPATCH_ALL(dt_dst, "copy", {
     using D = scalar_t;
     FW_DISPATCH_ALL(dt_src, "copy", { copy_impl<D, scalar_t>(dst, src, shape, sd, ss); });
+  });
+}
+
+void copy_many(int dt_dst, uintptr_t dst, int64_t step, const Shape& sd, int dt_src,
+               const Shape& srcs, const Shape& ss, const Shape& shape) {
+  FW_DISPATCH_ALL(dt_dst, "copy", {
+    using D = scalar_t;
+    FW_DISPATCH_ALL(dt_src, "copy", {
+      copy_many_impl<D, scalar_t>(dst, step, srcs, shape, sd, ss);
+    });
   });
 }
 
@@ -116,6 +151,16 @@ void fill_fast(const FastArgs& a) {
   NoGil nogil(shape_numel(shape) > (1 << 16));
   fill(dt, dst, sd, shape, fv, iv, is_float);
 }
+// copy_many(dt_dst, dst, dst_step, dst_strides, dt_src, src_ptrs, src_strides, shape)
+void copy_many_fast(const FastArgs& a) {
+  a.expect(8);
+  Shape sd = a.shape(3), srcs = a.shape(5), ss = a.shape(6), shape = a.shape(7);
+  const int dt_dst = (int)a.i(0), dt_src = (int)a.i(4);
+  const uintptr_t dst = a.ptr(1);
+  const int64_t step = a.i(2);
+  NoGil nogil(shape_numel(shape) * (int64_t)srcs.size() > (1 << 16));
+  copy_many(dt_dst, dst, step, sd, dt_src, srcs, ss, shape);
+}
 // concat_bytes(dst, src_ptrs, nbytes): the sources' bytes one after another from dst
 // (stack and cat of contiguous tensors: one call instead of one copy per tensor)
 void concat_bytes_fast(const FastArgs& a) {
@@ -136,6 +181,9 @@ void concat_bytes_fast(const FastArgs& a) {
 
 void register_copy(py::module_& m) {
   def_fast<concat_bytes_fast>(m, "concat_bytes", "concat_bytes(dst, src_ptrs, nbytes)");
+  def_fast<copy_many_fast>(m, "copy_many",
+                           "copy_many(dt_dst, dst, dst_step, dst_strides, dt_src, src_ptrs, "
+                           "src_strides, shape)");
   def_fast<copy_fast>(m, "copy", "copy(dt_dst, dst, dst_strides, dt_src, src, src_strides, shape)");
   def_fast<fill_fast>(m, "fill", "fill(dt, dst, dst_strides, shape, float_value, int_value, is_float)");
 }

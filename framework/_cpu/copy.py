@@ -12,6 +12,25 @@ def copy(dst, src, src_stride):
             src_stride, dst._shape)
 
 
+def copy_many(dst, srcs):
+    """dst[k][...] = srcs[k][...] for every k, in one native call split among threads by
+    source: the sources share a shape (dst's but the first dim), strides and a dtype (stack
+    of a batch)."""
+    src = srcs[0]
+    if dst.dtype.is_complex or src.dtype.is_complex:
+        for k, t in enumerate(srcs):
+            copy(_slice(dst, k), t, t._stride)
+        return
+    _C.copy_many(dst.dtype.code, dst.data_ptr(), dst._stride[0], dst._stride[1:],
+                 src.dtype.code, [t.data_ptr() for t in srcs], src._stride, src._shape)
+
+
+def _slice(t, k):
+    """t[k] as a view."""
+    return t._make(t._storage, t._shape[1:], t._stride[1:], t._offset + k * t._stride[0],
+                   t.dtype)
+
+
 def concat(dst, srcs):
     """Contiguous dst set to the contiguous srcs (of dst's dtype) one after another, in one
     native call: stack along dim 0 and cat along the outermost dim."""

@@ -42,6 +42,21 @@ def _concat(res, tensors):
     return True
 
 
+def _stack_batch(res, tensors):
+    """Fills ``res[k] = tensors[k]`` in one backend call when the tensors share a layout and
+    a dtype (a data loader's batch: one native call on the CPU, split among its threads);
+    False otherwise, for the general path."""
+    ref = tensors[0]
+    dt, st = ref.dtype, ref._stride
+    for t in tensors:
+        if t.dtype is not dt or t._stride != st:
+            return False
+    if not alloc.numel(res._shape):
+        return True
+    alloc.backend(res._storage.device).copy.copy_many(res, tensors)
+    return True
+
+
 def block(t, starts, shape):
     """The view of ``t`` that starts at index ``starts`` and has sizes ``shape``."""
     off = t._offset
@@ -233,7 +248,7 @@ def stack(tensors, dim=0, *, out=None):
     device = common_device("stack", tensors)
     res = result("stack", out, ref._shape[:d] + (len(tensors),) + ref._shape[d:], dtype,
                  device, tensors)
-    if out is None and d == 0 and _concat(res, tensors):
+    if d == 0 and _stack_batch(res, tensors):
         return res
     shape = ref._shape
     stride = res._stride[:d] + res._stride[d + 1:]

@@ -25,6 +25,15 @@ def copy(dst, src, src_stride):
     _launch(_unary_kernel, _identity, dst, (src,), (src_stride,), (0.0, 0.0, 0.0))
 
 
+def copy_many(dst, srcs):
+    """dst[k][...] = srcs[k][...] for every k (the sources share a shape, strides and a
+    dtype): one copy launch per source, as stack's general path."""
+    shape, stride = dst._shape[1:], dst._stride[1:]
+    for k, t in enumerate(srcs):
+        copy(Tensor._make(dst._storage, shape, stride, dst._offset + k * dst._stride[0],
+                          dst.dtype), t, t._stride)
+
+
 def concat(dst, srcs):
     """Contiguous dst set to the contiguous srcs (of dst's dtype) one after another: stack
     along dim 0 and cat along the outermost dim (one copy launch per source, as cat's
