@@ -29,6 +29,7 @@ import weakref
 
 import numpy as np
 
+from . import _fd_channel
 from ._storage import Storage, _Owned
 
 PREFIX = "fw_shm_"
@@ -303,6 +304,9 @@ def storage_handle(storage):
         if seg.fd is None:
             raise RuntimeError("cannot share a storage whose shared-memory segment this "
                                "process has already released")
+        sent = _fd_channel.outgoing(seg.fd)     # a DataLoader worker's batch
+        if sent is not None:
+            return ("fdch", sent, seg.nbytes, device)
         return ("fd", reduction.DupFd(seg.fd), seg.nbytes, device)
     if _add_ref(seg.name, 1) is None:
         raise RuntimeError(f"shared memory segment {seg.name} no longer exists")
@@ -313,8 +317,8 @@ def storage_from_handle(handle):
     """The storage of a handle made by :func:`storage_handle`: the same Storage
     object for every handle of one segment received in this process."""
     kind, ref, nbytes, device = handle
-    if kind == "fd":
-        fd = ref.detach()
+    if kind == "fd" or kind == "fdch":
+        fd = ref.detach() if kind == "fd" else _fd_channel.take(*ref)
         st = os.fstat(fd)
         key = ("fd", st.st_dev, st.st_ino)
         with _lock:

@@ -142,6 +142,91 @@ def test_worker_batches_in_shared_memory():
         assert [b[0].tolist() for b in pinned] == [[0., 1., 2., 3.], [4., 5.]]
 
 
+def _open_fds():
+    return len(os.listdir("/proc/self/fd"))
+
+
+class Many(fd.Dataset):
+    """Samples of ``n`` tensors each (a batch with more fds than one socket message takes)."""
+
+    def __init__(self, n, items=6):
+        self.n, self.items = n, items
+
+    def __len__(self):
+        return self.items
+
+    def __getitem__(self, i):
+        return [fw.full((2,), float(i * 1000 + k)) for k in range(self.n)]
+
+
+def test_worker_fds_come_on_their_channel(monkeypatch):
+    # forked workers inherit the patch: a batch that crossed by multiprocessing's DupFd
+    # round trip (resource sharer) instead of the loader's own socket would raise there
+    from multiprocessing import reduction
+
+    def no_round_trip(fd):
+        raise AssertionError("a batch's fd went through the resource sharer")
+    monkeypatch.setattr(reduction, "DupFd", no_round_trip)
+    before = _open_fds()
+    loader = _loader(Many(3, items=20), batch_size=4, num_workers=2)
+    for _ in range(2):
+        got = [b[k][:, 1].tolist() for b in loader for k in range(3)]
+        assert got == [[float(i * 1000 + k) for i in range(j, j + 4)]
+                       for j in range(0, 20, 4) for k in range(3)]
+    del loader
+    _assert_no_workers()
+    assert _open_fds() <= before    # sockets and every received fd closed
+
+
+def test_worker_fds_many_per_batch_and_queue_full():
+    # 300 tensors a sample: one batch's fds need two socket messages; prefetch 12 with one
+    # worker: 3,600 fds in flight
+    before = _open_fds()
+    loader = _loader(Many(300, items=16), batch_size=None, num_workers=1, prefetch_factor=12)
+    it = iter(loader)
+    time.sleep(1.0)   # the worker runs ahead and fills the queue
+    for i, sample in enumerate(it):
+        assert [t[1].item() for t in sample] == [float(i * 1000 + k) for k in range(300)]
+    assert i == 15
+    # dropped early with batches in flight: their fds go with the socket
+    it = iter(loader)
+    next(it)
+    time.sleep(0.5)
+    del it, loader, sample
+    _assert_no_workers()
+    assert _open_fds() <= before
+
+
+def test_fd_channel_in_one_process(monkeypatch):
+    # the channel's two ends in one process: what arrives, what is closed, the fallback
+    from framework import _fd_channel
+    import framework.multiprocessing  # noqa: F401 - the tensor reducers
+    receiver, sender = _fd_channel.channel()
+    try:
+        a, b = fw.arange(4.), fw.arange(3) * 7
+        first = _fd_channel.dumps([a, a[1:]], sender)   # never loaded: a dropped batch
+        second = _fd_channel.dumps((b,), sender)
+        assert sender.next_seq == 3
+        (got,) = _fd_channel.Pickled(second).load()
+        assert got.tolist() == [0, 7, 14] and got._storage is b._storage
+        assert receiver.pending == {}    # the dropped batch's two fds were closed
+        # too many storages in one batch, or a receiver gone: DupFd handles instead
+        def nothing_to_take(token, seq):
+            raise AssertionError("a fallback handle read the channel")
+        monkeypatch.setattr(_fd_channel, "take", nothing_to_take)
+        monkeypatch.setattr(_fd_channel, "_MAX_BATCH_FDS", 2)
+        third = _fd_channel.dumps([b * 2, b * 3, b * 4], sender)
+        assert [t.tolist() for t in _fd_channel.Pickled(third).load()] == \
+            [[0, 14, 28], [0, 21, 42], [0, 28, 56]]
+        receiver.sock.close()
+        fourth = _fd_channel.dumps([b * 5], sender)
+        assert _fd_channel.Pickled(fourth).load()[0].tolist() == [0, 35, 70]
+        del first
+    finally:
+        receiver.close()
+        sender.sock.close()
+
+
 def test_generate_state_matches_torch():
     torch = pytest.importorskip("torch")
     from torch.utils.data._utils.worker import _generate_state

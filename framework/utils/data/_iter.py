@@ -10,6 +10,7 @@ import time
 import warnings
 import weakref
 
+from ... import _fd_channel
 from . import _worker
 
 # how often the main process, waiting for a batch, checks that its workers are alive (s)
@@ -195,19 +196,27 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._workers_done_event = ctx.Event()
         self._index_queues = []
         self._workers = []
+        self._fd_receivers = []
         self._shutdown = False
         _live_iterators.add(self)
         for i in range(self._num_workers):
             index_queue = ctx.Queue()
             # the main process never waits for its index items to be flushed at exit
             index_queue.cancel_join_thread()
+            # the batches' shared-memory fds come on their own socket (_fd_channel)
+            receiver, sender = _fd_channel.channel()
+            self._fd_receivers.append(receiver)
             w = ctx.Process(target=_worker._worker_loop,
                             args=(self._iterable, self._dataset, index_queue,
                                   self._worker_result_queue, self._workers_done_event,
                                   self._auto_collation, self._collate_fn, self._drop_last,
-                                  self._base_seed, self._worker_init_fn, i, self._num_workers))
+                                  self._base_seed, self._worker_init_fn, i, self._num_workers,
+                                  sender))
             w.daemon = True
-            w.start()
+            try:
+                w.start()
+            finally:
+                sender.sock.close()    # the worker has its own copy
             # registered only once started, so shutdown never joins an unstarted process
             self._index_queues.append(index_queue)
             self._workers.append(w)
@@ -239,7 +248,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _try_get_data(self, timeout=STATUS_CHECK_INTERVAL):
         try:
-            return True, self._data_queue.get(timeout=timeout)
+            idx, data = self._data_queue.get(timeout=timeout)
+            if data.__class__ is _fd_channel.Pickled:
+                data = data.load()
+            return True, (idx, data)
         except Exception as e:
             # on a timeout, or a batch that cannot be received (its sender died), check
             # whether workers died: the only check, no SIGCHLD handler is installed. A batch
@@ -394,6 +406,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()
+            for r in self._fd_receivers:
+                r.close()    # the fds of batches never read go with it
             self._worker_result_queue.cancel_join_thread()
             self._worker_result_queue.close()
             for w in self._workers:

@@ -8,6 +8,8 @@ import random
 import sys
 import traceback
 
+from ... import _fd_channel
+
 __all__ = ["WorkerInfo", "get_worker_info"]
 
 # how often a waiting worker checks that its parent is still alive (seconds)
@@ -213,10 +215,12 @@ def create_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last):
 
 
 def _worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_collation,
-                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers):
+                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers,
+                 fd_sender=None):
     """A worker's life: seed, run ``init_fn``, then fetch ``(task, index)`` items from
     ``index_queue`` and put ``(task, data)`` on ``data_queue`` until it gets ``None``, the
-    done event is set, or the parent process is gone."""
+    done event is set, or the parent process is gone. With ``fd_sender`` the data goes
+    pickled here, its shared memory's fds on that channel (framework/_fd_channel.py)."""
     global _worker_info
     # the process that started this one (the main process, or forkserver's server, which
     # exits with it): if it goes, this worker is reparented and stops
@@ -273,6 +277,11 @@ def _worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_co
                     else:
                         data = ExceptionWrapper(
                             where=f"in DataLoader worker process {worker_id}")
+            if fd_sender is not None:
+                try:
+                    data = _fd_channel.Pickled(_fd_channel.dumps(data, fd_sender))
+                except Exception:
+                    data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
             data_queue.put((idx, data))
             del data, idx, index, r  # frees the batch before waiting again
     except KeyboardInterrupt:
