@@ -7,13 +7,15 @@ ToCopy nodes, forward or backward: three to six launches a layer fewer.
 The backward (``_autocast_linear_backward``, one call for the three gradients) gives what
 the unfused ops give: each gradient is computed in ``dtype`` and rounded to it, then
 converted to its input's dtype (the ToCopy backward), the rounding done by the GEMM's
-epilogue. It is not differentiable itself (as PyTorch's fused kernels' backwards).
+epilogue. It has no derivative itself: a backward that builds a graph (``create_graph``,
+a gradient penalty) takes the unfused ops' formulas instead (:func:`backward`).
 
 framework/_ops/autocast.py routes ``nn.functional.linear`` here when autocast would cast
 its floating operands (2-d or more) to float16 or bfloat16.
 """
 from .. import _dtype
 from .._tensor import Tensor
+from ..autograd import grad_mode
 from . import alloc
 from .linalg import _cpp
 
@@ -122,4 +124,24 @@ def autocast_linear_backward(grad_out, input, weight, bias, dtype, output_mask):
     if output_mask[2] and bias is not None:
         # the unfused backward's sum in dtype, then its ToCopy
         gb = grad_out.to(dtype).sum(tuple(range(nd - 1))).to(bias.dtype)
+    return gi, gw, gb
+
+
+def backward(grad_out, input, weight, bias, dtype, output_mask):
+    """The derivative formulas' entry: the fused backward, or, where the backward itself
+    records (grad mode on and an operand requiring grad: ``create_graph``), the gradients
+    of the unfused ``linear(input.to(dtype), weight.to(dtype), bias.to(dtype))`` from
+    differentiable ops, in the same dtypes."""
+    if not (grad_mode._mode.enabled and any(
+            t is not None and t._requires_grad for t in (grad_out, input, weight, bias))):
+        return autocast_linear_backward(grad_out, input, weight, bias, dtype, output_mask)
+    g = grad_out.to(dtype)
+    gi = gw = gb = None
+    if output_mask[0]:
+        gi = g.matmul(weight.to(dtype)).to(input.dtype)
+    if output_mask[1]:
+        n, k = weight._shape
+        gw = g.reshape(-1, n).t().matmul(input.to(dtype).reshape(-1, k)).to(weight.dtype)
+    if output_mask[2] and bias is not None:
+        gb = g.sum(tuple(range(g.dim() - 1))).to(bias.dtype)
     return gi, gw, gb

@@ -77,6 +77,32 @@ def test_only_the_gradients_asked_for(device, needs):
     assert [t.grad is not None for t in leaves] == list(needs)
 
 
+@pytest.mark.parametrize("dtype", [fw.bfloat16, fw.float16])
+def test_double_backward_as_the_casts(device, dtype):
+    # a gradient penalty under autocast: the backward records (create_graph), through the
+    # unfused ops' formulas: their first derivatives bit for bit, the second within an ulp
+    # or two of the low dtype (the unfused graph rounds its products in another order)
+    rng = np.random.default_rng(6)
+    leaves = _leaves(rng, device, (2, 5, 12), 7, True)
+    fused = [t.detach().requires_grad_() for t in leaves]
+    plain = [t.detach().requires_grad_() for t in leaves]
+    with fw.autocast(device_type=fw.device(device).type, dtype=dtype):
+        y = F.linear(*fused)
+        gx, gw = fw.autograd.grad(y.float().pow(2).sum(), fused[:2], create_graph=True)
+    assert y.grad_fn.name() == "AutocastLinearBackward0"
+    want = _unfused(*plain, dtype)
+    wx, ww = fw.autograd.grad(want.float().pow(2).sum(), plain[:2], create_graph=True)
+    np.testing.assert_array_equal(to_np(gx), to_np(wx))
+    np.testing.assert_array_equal(to_np(gw), to_np(ww))
+    (gx.pow(2).sum() + gw.pow(2).sum()).backward()
+    (wx.pow(2).sum() + ww.pow(2).sum()).backward()
+    for a, b in zip(fused, plain):
+        assert a.grad.dtype is b.grad.dtype is a.dtype
+        want = to_np(b.grad)
+        np.testing.assert_allclose(to_np(a.grad), want, rtol=2 ** -7,
+                                   atol=2 ** -7 * np.abs(want).max())
+
+
 def test_split_k_backward(device, monkeypatch):
     """The weight's gradient sums over many rows: the GEMM splits K (the rows) and the
     split-K reduction rounds to the product's dtype as the tile epilogue does."""
