@@ -229,6 +229,12 @@ CASES = [
     ("baddbmm", lambda T, a, b, c: T.baddbmm(a, b, c, alpha=0.5), [(2, 3, 2), (2, 3, 4), (2, 4, 2)], R),
     ("addbmm", lambda T, a, b, c: T.addbmm(a, b, c), [(3, 2), (2, 3, 4), (2, 4, 2)], R),
     ("addmv", lambda T, a, b, c: T.addmv(a, b, c), [(3,), (3, 4), (4,)], R),
+    # the scale factors' other branch (formulas skip the multiply by 1)
+    ("addmv_scaled", lambda T, a, b, c: T.addmv(a, b, c, beta=0.5, alpha=-2),
+     [(3,), (3, 4), (4,)], R),
+    ("addbmm_scaled", lambda T, a, b, c: T.addbmm(a, b, c, beta=2, alpha=0.5),
+     [(3, 2), (2, 3, 4), (2, 4, 2)], R),
+    ("addcdiv_value1", lambda T, a, b, c: T.addcdiv(a, b, c), [(3,), (3,), (3,)], P),
     ("einsum", lambda T, a, b: T.einsum("ij,jk->ik", a, b), [(3, 4), (4, 2)], R),
     ("einsum_sum", lambda T, a, b: T.einsum("bij,bj->i", a, b), [(2, 3, 4), (2, 4)], R),
     ("trace", lambda T, a: a.trace(), [(3, 3)], R),
