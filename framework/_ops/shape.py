@@ -30,7 +30,7 @@ def copy_into(dst, src):
 
 def _concat(res, tensors):
     """Fills a new contiguous ``res`` with ``tensors`` back to back when they are all
-    contiguous and of its dtype (collate's stack of a batch: one native call on the CPU);
+    contiguous and of its dtype (cat along the outermost dim: one native call on the CPU);
     False otherwise, for the general path."""
     if not res.is_contiguous():
         return False

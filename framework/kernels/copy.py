@@ -35,9 +35,9 @@ def copy_many(dst, srcs):
 
 
 def concat(dst, srcs):
-    """Contiguous dst set to the contiguous srcs (of dst's dtype) one after another: stack
-    along dim 0 and cat along the outermost dim (one copy launch per source, as cat's
-    general path; the CPU does it in one native call)."""
+    """Contiguous dst set to the contiguous srcs (of dst's dtype) one after another: cat
+    along the outermost dim (one copy launch per source, as cat's general path; the CPU
+    does it in one native call)."""
     pos = dst._offset
     for t in srcs:
         n = t.numel()
