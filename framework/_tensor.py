@@ -391,6 +391,16 @@ class Tensor:
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
+    # as torch: NumPy defers to a tensor operand's reflected operators (np.float64(2) * t
+    # is a tensor), and a ufunc NumPy computes on a tensor comes back as a tensor
+    __array_priority__ = 1000
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        if array.dtype == bool:
+            array = array.astype("uint8")    # torch's (old) rule, kept by torch
+        from ._ops.creation import from_numpy
+        return from_numpy(np.ascontiguousarray(array) if array.ndim else array.reshape(()))
+
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this tensor's memory (versioned when ``max_version``
         is at least (1, 0))."""
@@ -601,76 +611,42 @@ class Tensor:
         return self.to(other.dtype)
 
     # ---- Python operators (the ops come from the dispatcher) -------------------------
-    def __add__(self, other):
-        return self.add(other)
-
-    def __radd__(self, other):
-        return self.add(other)
-
-    def __iadd__(self, other):
-        return self.add_(other)
-
-    def __sub__(self, other):
-        return self.sub(other)
+    # operators that call an op's method with (self, other), made by the dispatcher
+    # (framework/_ops/dispatcher.py install): as PyTorch's, one that gets an operand it
+    # does not take returns NotImplemented (a TypeError inside), so that Python tries the
+    # other operand's reflected method
+    _OPERATOR_METHODS = {
+        "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub",
+        "__isub__": "sub_", "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_",
+        "__truediv__": "div", "__itruediv__": "div_", "__floordiv__": "floor_divide",
+        "__ifloordiv__": "floor_divide_", "__mod__": "remainder", "__imod__": "remainder_",
+        "__pow__": "pow", "__ipow__": "pow_", "__matmul__": "matmul",
+        "__and__": "bitwise_and", "__rand__": "bitwise_and", "__iand__": "bitwise_and_",
+        "__or__": "bitwise_or", "__ror__": "bitwise_or", "__ior__": "bitwise_or_",
+        "__xor__": "bitwise_xor", "__rxor__": "bitwise_xor", "__ixor__": "bitwise_xor_",
+        "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
+        "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge",
+    }
 
     def __rsub__(self, other):
         from ._ops import dispatcher
         return dispatcher.function("rsub")(self, other)
 
-    def __isub__(self, other):
-        return self.sub_(other)
-
-    def __mul__(self, other):
-        return self.mul(other)
-
-    def __rmul__(self, other):
-        return self.mul(other)
-
-    def __imul__(self, other):
-        return self.mul_(other)
-
-    def __truediv__(self, other):
-        return self.div(other)
-
     def __rtruediv__(self, other):
         from . import _ops
         return _ops.pointwise.reverse("div", self, other)
-
-    def __itruediv__(self, other):
-        return self.div_(other)
-
-    def __floordiv__(self, other):
-        return self.floor_divide(other)
 
     def __rfloordiv__(self, other):
         from . import _ops
         return _ops.pointwise.reverse("floor_divide", self, other)
 
-    def __ifloordiv__(self, other):
-        return self.floor_divide_(other)
-
-    def __mod__(self, other):
-        return self.remainder(other)
-
     def __rmod__(self, other):
         from . import _ops
         return _ops.pointwise.reverse("remainder", self, other)
 
-    def __imod__(self, other):
-        return self.remainder_(other)
-
-    def __pow__(self, other):
-        return self.pow(other)
-
     def __rpow__(self, other):
         from . import _ops
         return _ops.pointwise.reverse("pow", self, other)
-
-    def __ipow__(self, other):
-        return self.pow_(other)
-
-    def __matmul__(self, other):
-        return self.matmul(other)
 
     def __rmatmul__(self, other):
         from . import _ops
@@ -691,39 +667,6 @@ class Tensor:
                             "tensors")
         return self.bitwise_not()
 
-    def __and__(self, other):
-        return self.bitwise_and(other)
-
-    def __rand__(self, other):
-        return self.bitwise_and(other)
-
-    def __iand__(self, other):
-        return self.bitwise_and_(other)
-
-    def __or__(self, other):
-        return self.bitwise_or(other)
-
-    def __ror__(self, other):
-        return self.bitwise_or(other)
-
-    def __ior__(self, other):
-        return self.bitwise_or_(other)
-
-    def __xor__(self, other):
-        return self.bitwise_xor(other)
-
-    def __rxor__(self, other):
-        return self.bitwise_xor(other)
-
-    def __ixor__(self, other):
-        return self.bitwise_xor_(other)
-
-    def __lshift__(self, other):
-        return self.bitwise_left_shift(other)
-
-    def __rshift__(self, other):
-        return self.bitwise_right_shift(other)
-
     def __eq__(self, other):
         if isinstance(other, (str, type(None))):
             return NotImplemented     # torch: t == 'a' is False, not an error
@@ -733,18 +676,6 @@ class Tensor:
         if isinstance(other, (str, type(None))):
             return NotImplemented
         return self.ne(other)
-
-    def __lt__(self, other):
-        return self.lt(other)
-
-    def __le__(self, other):
-        return self.le(other)
-
-    def __gt__(self, other):
-        return self.gt(other)
-
-    def __ge__(self, other):
-        return self.ge(other)
 
     def __getitem__(self, index):
         indexing = _indexing or _load_indexing()

@@ -1,4 +1,6 @@
 """Tensor object: metadata, conversions, NumPy sharing, devices and their errors."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -204,3 +206,55 @@ def test_host_array_of_size_one_dims_with_huge_strides(device):
     assert u.tolist() == [[0.0, 1.0]] and u[0, 1].item() == 1.0
     assert u.cpu().numpy().tolist() == [[0.0, 1.0]]
     assert repr(u).startswith("tensor([[0., 1.]]")
+
+
+class _Reflected:
+    """An operand the tensor does not take, with reflected operators of its own."""
+
+    def __radd__(self, other):
+        return "radd"
+
+    def __rmul__(self, other):
+        return "rmul"
+
+    def __gt__(self, other):
+        return "gt"
+
+
+# each against torch: Python's operator protocol (a TypeError inside an operator gives
+# NotImplemented, so the other operand's reflected method runs) and NumPy's (priority,
+# ufuncs wrapped back into tensors)
+OPERATOR_CASES = [
+    "a + _Reflected()", "a * _Reflected()", "a < _Reflected()", "a + 's'", "[1., 2.] + a",
+    "a + [1., 2.]", "a @ 3", "a ** 's'", "a + None", "a - (1,)", "a / 'x'", "a < 's'",
+    "np.float64(2) * a", "a + np.ones(2)", "np.int64(2) + a", "np.float32(3) < a",
+    "a + np.ones((), dtype=np.float64)", "np.sin(a)", "np.greater(a, 1)", "np.maximum(a, 1.5)",
+    "np.ones(2) * a",
+]
+
+
+@pytest.mark.parametrize("expr", OPERATOR_CASES)
+def test_operators_and_numpy_as_torch(expr):
+    torch = pytest.importorskip("torch")
+
+    def run(T):
+        a = T.tensor([1., 2.])
+        try:
+            r = eval(expr, {"np": np, "_Reflected": _Reflected, "a": a})  # noqa: S307
+        except Exception as e:  # noqa: BLE001 - compared with torch's below
+            return type(e).__name__, str(e).replace("torch.", "").replace("framework.", "")
+        if isinstance(r, str):
+            return r
+        return type(r).__name__, str(r.dtype).split(".")[-1], r.tolist()
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")    # NumPy 2's deprecation of torch's __array_wrap__
+        assert run(fw) == run(torch)
+
+
+def test_inplace_operator_refuses_as_torch():
+    a = fw.tensor([1., 2.])
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+=: 'Tensor' and "
+                                        "'str'"):
+        a += "s"
+

@@ -196,6 +196,20 @@ def install(modules):
             setattr(Tensor, op.name, op.method_fn)
         if "inplace" in op.variants:
             setattr(Tensor, op.name + "_", _inplace_method(op))
+    for dunder, method in Tensor._OPERATOR_METHODS.items():
+        setattr(Tensor, dunder, _operator(dunder, getattr(Tensor, method)))
+
+
+def _operator(name, method):
+    """``Tensor.<name>`` calling ``method(self, other)``; NotImplemented where it raises
+    TypeError (PyTorch's operators do the same)."""
+    def operator(self, other):
+        try:
+            return method(self, other)
+        except TypeError:
+            return NotImplemented
+    operator.__name__ = operator.__qualname__ = name
+    return operator
 
 
 def _name_for_pickle(fn, namespace, name):

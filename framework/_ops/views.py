@@ -1,6 +1,7 @@
 """View ops: new shape/stride/offset over the same storage, never a copy (except reshape
 and contiguous when the layout requires one)."""
 import builtins
+import operator
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
@@ -216,20 +217,34 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
+_PERMUTATIONS = {}   # (rank, dims) -> itemgetter of the dims, for dims checked once
+
+
 def permute(input, *dims):
     """Reorders the dims."""
     if len(dims) == 1 and dims[0].__class__ in (tuple, list):
-        dims = dims[0]
+        dims = tuple(dims[0])
     shape, stride = input._shape, input._stride
     nd = len(shape)
-    if len(dims) == nd:   # the common call: ints in range, each once (checked, cheaply)
+    try:
+        pick = _PERMUTATIONS.get((nd, dims))
+    except TypeError:    # unhashable dims: the checks below raise PyTorch's error
+        pick = None
+    if pick is not None:
+        for d in dims:   # (1.0 and True hash as 1 does: the cache holds ints only)
+            if d.__class__ is not int:
+                pick = None
+                break
+    if pick is None and nd > 1 and len(dims) == nd:
+        # the common call: ints in range, each once; remembered as an itemgetter
         wrapped = [d + nd if d < 0 else d for d in dims
                    if d.__class__ is int and -nd <= d < nd]
         if len(wrapped) == nd and len(set(wrapped)) == nd:
-            t = _make(input._storage, tuple([shape[d] for d in wrapped]),
-                      tuple([stride[d] for d in wrapped]), input._offset, input.dtype)
-            t._base = input if input._base is None else input._base
-            return t
+            pick = alloc.remember(_PERMUTATIONS, (nd, dims), operator.itemgetter(*wrapped))
+    if pick is not None:
+        t = _make(input._storage, pick(shape), pick(stride), input._offset, input.dtype)
+        t._base = input if input._base is None else input._base
+        return t
     dims = _dims("permute", dims, "dims")
     nd = input.dim()
     if len(dims) != nd:
