@@ -1,4 +1,5 @@
-"""Where a small cuda op's host time goes, layer by layer: the 1-element add as a whole,
+"""Where a small cuda op's host time goes, layer by layer: the 1-element add as a whole
+(as gpu_ops.py times it: as it runs, through Triton's JITFunction.run, its launch left out),
 then its pieces timed alone in loops (the cached launcher's binding, Triton's compiled
 launcher, the caching allocator, the stream lookup), beside torch's add and empty. On the
 H200 a 1-element add took 38.7 us against torch's 7.5 (bench/results/2026-11-27-
@@ -13,13 +14,15 @@ import os
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.dirname(HERE), HERE]
 
 import framework as fw  # noqa: E402
 from framework._ops import alloc  # noqa: E402
 from framework.cuda import _runtime  # noqa: E402
 from framework.kernels import launcher, pointwise  # noqa: E402
+
+import gpu_ops  # noqa: E402 - the whole op's host time, measured as gpu_ops.py measures it
 
 
 def per_call_us(fn, calls, sync):
@@ -86,7 +89,8 @@ def main():
     dev = fw.device("cuda")
     a, b = fw.ones(1, device=dev), fw.ones(1, device=dev)
     sync = fw.cuda.synchronize
-    rows = [("framework: a + b (1 element)", per_call_us(lambda: a + b, calls, sync))]
+    rows = [(f"framework: a + b (1 element){how}", us)
+            for how, us in gpu_ops.host_overheads(a, b, calls)]
     try:
         cap = captured_launch(a, b)
         if cap is not None:
@@ -100,7 +104,6 @@ def main():
         ("  allocator: alloc.empty((1,)) and free",
          per_call_us(lambda: alloc.empty((1,), f32, dev), calls, sync)),
         ("  stream lookup", per_call_us(lambda: _runtime.stream_handle(0), calls, sync)),
-        ("  a + b with the launch left out", _without_launch(a, b, calls, sync)),
     ]
     try:
         import torch
@@ -116,8 +119,7 @@ def main():
     for name, us in rows:
         print(f"{name:48s} {'' if us != us else f'{us:8.2f}':>8s}")
     if args.profile:
-        from gpu_ops import host_profile
-        print(host_profile(lambda: a + b))
+        print(gpu_ops.host_profile(lambda: a + b))
         if _RUN:
             run, run_args = _RUN
             print(host_profile(lambda: run(*run_args)))
@@ -141,21 +143,5 @@ def _launch_rows(rows, cap, calls, sync):
     ]
 
 
-def _without_launch(a, b, calls, sync):
-    """The add's host time with the binary kernel's launch a no-op: the framework's own
-    Python (dispatch, allocation, launch geometry)."""
-    kernel = pointwise._binary_kernel
-
-    class _NoLaunch:
-        def __getitem__(self, grid):
-            return lambda *args, **kwargs: None
-    pointwise._binary_kernel = _NoLaunch()
-    try:
-        return per_call_us(lambda: a + b, calls, sync)
-    finally:
-        pointwise._binary_kernel = kernel
-
-
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     main()
