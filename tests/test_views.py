@@ -207,6 +207,8 @@ y.view(2.0, 3)
 y.view(-2, 3)
 y.reshape(2.0, 3)
 y.permute(0, 1.0)
+[y.permute(1, 0), y.permute(1.0, 0.0)]
+[y.permute(1, 0), y.permute(True, False)]
 y.repeat(2.0, 1)
 y.tile((2.0, 1))
 y.unflatten(0, (3.0, 1))
