@@ -33,7 +33,7 @@ def _slice(t, k):
 
 def concat(dst, srcs):
     """Contiguous dst set to the contiguous srcs (of dst's dtype) one after another, in one
-    native call: stack along dim 0 and cat along the outermost dim."""
+    native call: cat along the outermost dim."""
     size = dst.dtype.itemsize
     _C.concat_bytes(dst.data_ptr(), [t.data_ptr() for t in srcs],
                     [t.numel() * size for t in srcs])
