@@ -105,6 +105,7 @@ from ._ops.autocast import (  # noqa: E402,F401
 )
 _ops.autocast.install([("", _sys.modules[__name__]), ("", Tensor), ("linalg.", linalg),
                        ("nn.functional.", nn.functional)])
+_dispatcher.install_operators()
 from .serialization import save, load  # noqa: E402,F401
 # PyTorch's function forms of three in-place Tensor methods (torch.fill_(t, v), ...)
 fill_, zero_, resize_as_ = Tensor.fill_, Tensor.zero_, Tensor.resize_as_

@@ -612,9 +612,9 @@ class Tensor:
 
     # ---- Python operators (the ops come from the dispatcher) -------------------------
     # operators that call an op's method with (self, other), made by the dispatcher
-    # (framework/_ops/dispatcher.py install): as PyTorch's, one that gets an operand it
-    # does not take returns NotImplemented (a TypeError inside), so that Python tries the
-    # other operand's reflected method
+    # (framework/_ops/dispatcher.py install_operators): as PyTorch's, one that gets an
+    # operand it does not take returns NotImplemented (a TypeError inside), so that Python
+    # tries the other operand's reflected method
     _OPERATOR_METHODS = {
         "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub",
         "__isub__": "sub_", "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_",

@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from . import alloc
 from .linalg import _cpp
+from .reduction import sum_rounded
 
 _LOWER = (_dtype.float16, _dtype.bfloat16)
 _FLOATS = (_dtype.float16, _dtype.bfloat16, _dtype.float32, _dtype.float64)
@@ -122,8 +123,10 @@ def autocast_linear_backward(grad_out, input, weight, bias, dtype, output_mask):
             g2t = Tensor._make(g2._storage, (n, rows), (sn, sr), g2._offset, g2.dtype)
             kernels.matmul(gw, g2t, g2t._stride, x2, x2._stride, 0, 1, None, None, dtype)
     if output_mask[2] and bias is not None:
-        # the unfused backward's sum in dtype, then its ToCopy
-        gb = grad_out.to(dtype).sum(tuple(range(nd - 1))).to(bias.dtype)
+        # the unfused backward's sum in dtype, then its ToCopy: one reduction
+        g = grad_out if grad_out.dtype is dtype else grad_out.to(dtype)
+        dims = list(range(nd - 1))
+        gb = sum_rounded(g, dims, bias.dtype) if bias.dtype is not dtype else g.sum(dims)
     return gi, gw, gb
 
 

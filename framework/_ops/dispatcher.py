@@ -196,6 +196,12 @@ def install(modules):
             setattr(Tensor, op.name, op.method_fn)
         if "inplace" in op.variants:
             setattr(Tensor, op.name + "_", _inplace_method(op))
+
+
+def install_operators():
+    """Binds Tensor's operators (``Tensor._OPERATOR_METHODS``) to the methods as they are
+    now: called once the methods are final (autocast's wrappers installed). As PyTorch's,
+    they do not follow a method replaced later (``Tensor.add = f`` leaves ``+`` alone)."""
     for dunder, method in Tensor._OPERATOR_METHODS.items():
         setattr(Tensor, dunder, _operator(dunder, getattr(Tensor, method)))
 

@@ -161,6 +161,15 @@ def _sum_like(op, kernel, input, dim, keepdim, dtype, out):
 
 # ---- sums and products ----------------------------------------------------------------
 
+def sum_rounded(x, dims, dtype):
+    """``x.sum(dims).to(dtype)`` for a 16-bit float ``x`` and a wider ``dtype``, in one
+    reduction (the sums rounded to x's dtype, then stored as ``dtype``): the gradient of
+    a float32 bias under autocast. Internal: no autograd, no checks."""
+    res = alloc.empty(_out_shape(x, dims, False), dtype, x._storage.device)
+    _launch("sum_rounded", x, dims, False, res)
+    return res
+
+
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum of the elements over ``dim`` (all dims if None). Integers and bool sum to int64."""
     return _sum_like("sum", "sum", input, dim, keepdim, dtype, out)

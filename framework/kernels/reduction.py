@@ -53,8 +53,9 @@ _INT32_LIMIT = 2**31
 M_ID, M_NAN0, M_NZ, M_ABS, M_SQ, M_POW, M_CSQ, M_CEXP = range(8)
 # COMB: how contributions combine
 C_SUM, C_PROD, C_MAX, C_MIN, C_ALL, C_ANY, C_ARGMAX, C_ARGMIN, C_MINMAX = range(9)
-# FINAL: what is stored (F_NONE also for partial states)
-F_NONE, F_MEAN, F_SQRT, F_POW, F_VAR, F_LSE, F_CENTER = range(7)
+# FINAL: what is stored (F_NONE also for partial states; F_BF16/F_F16: the state rounded to
+# that dtype, then stored in the output's wider one)
+F_NONE, F_MEAN, F_SQRT, F_POW, F_VAR, F_LSE, F_CENTER, F_BF16, F_F16 = range(9)
 
 
 # ---- the kernel -----------------------------------------------------------------------
@@ -256,6 +257,10 @@ def _reduce_kernel(x, xi, out0, out1, center, onum, chunk, rnum, ostep, p0, p1, 
         s = tl.log(s) + c
     elif FINAL == 6:
         s = tl.where(tl.abs(s) == float("inf"), 0, s)
+    elif FINAL == 7:
+        s = _down(s, tl.bfloat16)
+    elif FINAL == 8:
+        s = _down(s, tl.float16)
 
     if HAS_OUT0:
         tl.store(out0 + o0, _down(s, out0.dtype.element_ty), mask=mmask)
@@ -390,14 +395,16 @@ def _launch(x, xi, outs, center, g, kst, rshape, rst, MAP, COMB, FINAL, acc, p,
 
 
 # kernel name -> dtypes it takes (None: all)
-_KERNELS = {"sum": None, "nansum": _FLOATS, "mean": _FLOATS, "prod": None,
-            "count_nonzero": None, "all": None, "any": None, "amax": None, "amin": None,
+_KERNELS = {"sum": None, "sum_rounded": ("float16", "bfloat16"), "nansum": _FLOATS,
+            "mean": _FLOATS, "prod": None, "count_nonzero": None, "all": None, "any": None, "amax": None, "amin": None,
             "argmax": None, "argmin": None, "aminmax": None, "var": _FLOATS,
             "logsumexp": _FLOATS, "norm": _FLOATS}
 
 
 def reduce(kernel, x, out0, out1, geom, p0=0.0, p1=0.0):
     """Runs reduction ``kernel`` of ``x`` into ``out0`` (and ``out1``: indices, mean or max).
+    ``sum_rounded``: the sum of a 16-bit float ``x`` rounded to x's dtype, as ``sum`` gives
+    it, stored into a wider ``out0`` (one launch where a sum and a cast took two).
 
     ``geom`` = (kept shape, input strides of the kept dims, out0 strides, out1 strides,
     reduced shape, input strides of the reduced dims), all in elements."""
@@ -414,7 +421,9 @@ def reduce(kernel, x, out0, out1, geom, p0=0.0, p1=0.0):
     o1 = None if out1 is None else (out1, g.s1)
     up = _UP[name]
     wide = up if name in _FLOATS else tl.int64    # sums and products
-    if kernel in ("sum", "nansum", "mean", "count_nonzero"):
+    if kernel == "sum_rounded":
+        _go(x, [o0, None], g, M_ID, C_SUM, F_BF16 if name == "bfloat16" else F_F16, up)
+    elif kernel in ("sum", "nansum", "mean", "count_nonzero"):
         m = {"sum": M_ID, "nansum": M_NAN0, "mean": M_ID, "count_nonzero": M_NZ}[kernel]
         _go(x, [o0, None], g, m, C_SUM, F_MEAN if kernel == "mean" else F_NONE,
             tl.int64 if kernel == "count_nonzero" else wide)

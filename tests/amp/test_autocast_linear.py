@@ -103,6 +103,22 @@ def test_double_backward_as_the_casts(device, dtype):
                                    atol=2 ** -7 * np.abs(want).max())
 
 
+@pytest.mark.parametrize("dtype", [fw.bfloat16, fw.float16])
+@pytest.mark.parametrize("shape,dims", [((2048, 40), [0]), ((3, 700, 5), [0, 1]), ((9, 3), [0])])
+def test_bias_gradient_sum_as_sum_then_cast(device, dtype, shape, dims):
+    # the bias gradient's one reduction (rounded to dtype, stored as float32) against the
+    # unfused sum and cast, bit for bit; 2048 and 2100 rows take the split (two-pass) path
+    from framework._ops.reduction import sum_rounded
+    x = fw.tensor(np.random.default_rng(7).standard_normal(shape) * 3, dtype=dtype,
+                  device=device)
+    got = sum_rounded(x, dims, fw.float32)
+    want = x.sum(dims).to(fw.float32)
+    assert got.dtype is fw.float32 and got.shape == want.shape
+    np.testing.assert_array_equal(to_np(got), to_np(want))
+    # and not merely float32's own sum: the rounding to dtype is there
+    assert not np.array_equal(to_np(got), to_np(x.float().sum(dims)))
+
+
 def test_split_k_backward(device, monkeypatch):
     """The weight's gradient sums over many rows: the GEMM splits K (the rows) and the
     split-K reduction rounds to the product's dtype as the tile epilogue does."""
