@@ -199,19 +199,18 @@ def install(modules):
 
 
 def install_operators():
-    """Binds Tensor's operators (``Tensor._OPERATOR_METHODS``) to the methods as they are
-    now: called once the methods are final (autocast's wrappers installed). As PyTorch's,
-    they do not follow a method replaced later (``Tensor.add = f`` leaves ``+`` alone)."""
+    """Binds Tensor's operators (``Tensor._OPERATOR_METHODS``): each calls its method as it
+    is at the call (autocast's and the profiler's wrappers included)."""
     for dunder, method in Tensor._OPERATOR_METHODS.items():
-        setattr(Tensor, dunder, _operator(dunder, getattr(Tensor, method)))
+        setattr(Tensor, dunder, _operator(dunder, method))
 
 
 def _operator(name, method):
-    """``Tensor.<name>`` calling ``method(self, other)``; NotImplemented where it raises
+    """``Tensor.<name>`` calling ``self.<method>(other)``; NotImplemented where it raises
     TypeError (PyTorch's operators do the same)."""
     def operator(self, other):
         try:
-            return method(self, other)
+            return getattr(self, method)(other)
         except TypeError:
             return NotImplemented
     operator.__name__ = operator.__qualname__ = name
