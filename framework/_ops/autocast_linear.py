@@ -124,7 +124,7 @@ def autocast_linear_backward(grad_out, input, weight, bias, dtype, output_mask):
             kernels.matmul(gw, g2t, g2t._stride, x2, x2._stride, 0, 1, None, None, dtype)
     if output_mask[2] and bias is not None:
         # the unfused backward's sum in dtype, then its ToCopy: one reduction
-        g = grad_out if grad_out.dtype is dtype else grad_out.to(dtype)
+        g = grad_out.to(dtype)      # (itself when it is of dtype already)
         dims = list(range(nd - 1))
         gb = sum_rounded(g, dims, bias.dtype) if bias.dtype is not dtype else g.sum(dims)
     return gi, gw, gb
