@@ -1,0 +1,123 @@
+"""The framework's own host time for the demo GPT's training step on ``cuda``, measured
+without a GPU: the simulated device (``TRITON_INTERPRET=1``) with every kernel launch
+stubbed out, so what is timed is the Python and native work around the launches (dispatch,
+autograd, autocast, allocation, launch geometry, argument binding) that a GPU run pays
+before each kernel. On a GPU, a step whose host time exceeds the kernels' time is
+host-bound; this is the number to bring down, and it can be measured on any machine.
+
+    TRITON_INTERPRET=1 python bench/host_step.py [--steps N] [--profile] [--n-layer L]
+
+Prints launches a step (by kernel with ``--kernels``), the host time a step (median), and
+with ``--profile`` a cProfile table of the steps by own time. The model is bench/train.py's
+(the demo's source) at a small width: launch counts do not depend on the sizes, except
+where a reduction splits.
+"""
+import argparse
+import collections
+import cProfile
+import ctypes
+import io
+import os
+import pstats
+import sys
+import time
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=10, help="timed steps (after 2 untimed)")
+    ap.add_argument("--n-layer", type=int, default=6)
+    ap.add_argument("--n-embd", type=int, default=64)
+    ap.add_argument("--batch-size", type=int, default=4)
+    ap.add_argument("--block-size", type=int, default=64)
+    ap.add_argument("--profile", action="store_true", help="cProfile table of the steps")
+    ap.add_argument("--kernels", action="store_true", help="launches a step by kernel")
+    ap.add_argument("--rows", type=int, default=40, help="rows of the profile table")
+    ap.add_argument("--sort", default="tottime", help="the profile's order (cumulative, ...)")
+    args = ap.parse_args()
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        raise SystemExit("run with TRITON_INTERPRET=1 (the simulated GPU)")
+
+    from triton.runtime.interpreter import InterpretedFunction
+
+    import framework as torch
+    import framework.nn as nn
+    import framework.nn.functional as F
+    from train import model_namespace
+
+    launches = collections.Counter()
+    counting = [False]
+    in_stub = [0.0]  # seconds spent in the stub, taken off the step's time
+
+    def stub_run(self, *a, **k):
+        """The launch left out; its own time is taken off the step's. Integer outputs the
+        host reads back must say "all is well": zeros (the index checks' flags and counts),
+        but for cross_entropy's first bad row, which must lie past the last."""
+        t0 = time.perf_counter()
+        if counting[0]:
+            launches[self.fn.__name__] += 1
+        fill = 0x7f if self.fn.__name__ == "_ce_forward_kernel" else 0
+        for t in a:
+            if isinstance(t, torch.Tensor) and not t.dtype.is_floating_point:
+                st = t._storage
+                ctypes.memset(st.ptr, fill, st.nbytes)
+        in_stub[0] += time.perf_counter() - t0
+
+    ns = model_namespace(torch, nn, F)
+    torch.manual_seed(0)
+    cfg = ns["GPTConfig"](block_size=args.block_size, n_layer=args.n_layer,
+                          n_head=max(1, args.n_embd // 32), n_embd=args.n_embd)
+    model = ns["GPT"](cfg).to("cuda")
+    opt = model.configure_optimizer(1e-3, 0.1)
+    B, T = args.batch_size, args.block_size
+    x = torch.randint(0, 256, (B, T), device="cuda")
+    y = torch.randint(0, 256, (B, T), device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            _, loss = model(x, y)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+
+    # one real step first: lazily built state (optimizer slots, plans) is made with real
+    # values, as on a GPU; the stubbed steps after it only issue work
+    step()
+    InterpretedFunction.run = stub_run
+    step()
+    counting[0] = True
+    step()
+    counting[0] = False
+    times = []
+    for _ in range(args.steps):
+        in_stub[0] = 0.0
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0 - in_stub[0])
+    times.sort()
+    n = sum(launches.values())
+    ms = times[len(times) // 2] * 1e3
+    print(f"launches a step: {n}; host time a step: {ms:.2f} ms (median of {args.steps}; "
+          f"min {times[0] * 1e3:.2f}), {1e3 * ms / max(n, 1):.1f} us a launch")
+    if args.kernels:
+        for name, k in launches.most_common():
+            print(f"  {k:5d}  {name}")
+    if args.profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(args.steps):
+            step()
+        prof.disable()
+        s = io.StringIO()
+        pstats.Stats(prof, stream=s).sort_stats(args.sort).print_stats(args.rows)
+        print(s.getvalue())
+
+
+if __name__ == "__main__":
+    main()
