@@ -110,7 +110,9 @@ def fused_sdpa_backward(grad_out, qkv, attn_mask, output, lse, dropout_p, is_cau
     """[dq, dk, dv] of _fused_sdpa given the gradient of its output ``output``. Not
     differentiable itself (as PyTorch's fused attention backward kernels)."""
     q, k, v, dev = _check(qkv, attn_mask)
-    dq, dk, dv = (memory_format.empty_like(t, t.dtype, dev) for t in (q, k, v))
+    # laid out as q, k and v: from one projection's split, the split's backward joins the
+    # three gradients with no copy
+    dq, dk, dv = memory_format.empty_like_pieces((q, k, v), q.dtype, dev)
     q, k, v, out = rowwise(q), rowwise(k), rowwise(v), rowwise(output)
     dout = rowwise(grad_out, q.dtype)
     if q.numel() == 0 or k.numel() == 0 or v.numel() == 0:

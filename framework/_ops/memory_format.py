@@ -233,3 +233,41 @@ def empty_like(x, dtype, device, fmt=None, op="empty_like"):
     if st != t._stride:     # a permutation of row-major: the same storage size
         t._stride = st
     return t
+
+
+def piece_unit(shape, stride, n):
+    """For ``n`` tensors of one ``shape`` and ``stride``: the distance, in elements, between
+    the offsets at which they tile one dense block of memory with no gap and no overlap (as
+    the pieces of ``split``/``chunk`` of a dense tensor do: attention's q, k and v from one
+    projection), or None when the layout cannot. The dims of size above 1, by stride, must
+    be dense but for one step ``n`` times as long: the room for the ``n`` pieces."""
+    unit, expected = None, 1
+    for s, size in sorted((s, size) for size, s in zip(shape, stride) if size != 1):
+        if s == expected:
+            expected *= size
+        elif unit is None and s == expected * n:
+            unit, expected = expected, s * size
+        else:
+            return None
+    return expected if unit is None else unit  # no step inside: one piece after another
+
+
+def empty_like_pieces(ts, dtype, device):
+    """New uninitialised tensors laid out as ``ts`` are: where ``ts`` tile one dense block of
+    a storage (``piece_unit``), theirs tile one new buffer the same way, so a backward that
+    joins them again (``pieces_backward`` of the split) needs no copy; else each its own
+    ``empty_like``."""
+    t0 = ts[0]
+    st, shape, stride = t0._storage, t0._shape, t0._stride
+    if len(ts) > 1 and all(t._storage is st and t._shape == shape and t._stride == stride
+                           for t in ts):
+        unit = piece_unit(shape, stride, len(ts)) if 0 not in shape else None
+        offsets = sorted(t._offset for t in ts)
+        if unit and all(o - offsets[0] == i * unit for i, o in enumerate(offsets)):
+            numel = 1
+            for size in shape:
+                numel *= size
+            buf = alloc.empty((len(ts) * numel,), dtype, device)
+            make, base = type(t0)._make, buf._offset - offsets[0]
+            return [make(buf._storage, shape, stride, base + t._offset, dtype) for t in ts]
+    return [empty_like(t, dtype, device) for t in ts]

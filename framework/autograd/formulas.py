@@ -340,7 +340,40 @@ def pieces_backward(grads, results, dim, stacked=False):
     """Gradient of split, chunk (``cat`` of the pieces' gradients) and unbind (``stack``):
     the pieces tile the input along ``dim``; a piece without a gradient gives zeros."""
     gs = [g if g is not None else r.new_zeros(r.shape) for g, r in zip(grads, results)]
-    return framework.stack(gs, dim) if stacked else framework.cat(gs, dim)
+    if stacked:
+        return framework.stack(gs, dim)
+    joined = _joined(gs, dim)
+    return framework.cat(gs, dim) if joined is None else joined
+
+
+def _joined(gs, dim):
+    """``cat(gs, dim)`` as a view, with no copy, where the gradients already lie side by
+    side along ``dim`` in one buffer with one layout, as attention's backward writes q, k
+    and v's (memory_format.empty_like_pieces); else None. Not while the backward records
+    (create_graph): the view would be off the graph."""
+    g0 = gs[0]
+    if len(gs) < 2 or (framework.is_grad_enabled() and any(g.requires_grad for g in gs)):
+        return None
+    shape, stride, storage = g0._shape, g0._stride, g0._storage
+    d = _wrap(dim, len(shape))
+    if not 0 <= d < len(shape):
+        return None
+    offset, total = g0._offset, 0
+    for g in gs:
+        if (g._storage is not storage or g._stride != stride or g._offset != offset
+                or g.dtype is not g0.dtype or len(g._shape) != len(shape)
+                or g._shape[:d] != shape[:d] or g._shape[d + 1:] != shape[d + 1:]):
+            return None
+        offset += g._shape[d] * stride[d]
+        total += g._shape[d]
+    shape = shape[:d] + (total,) + shape[d + 1:]
+    # no two elements of the view may share memory (it may become a leaf's .grad)
+    end = 1
+    for s, size in sorted((s, size) for size, s in zip(shape, stride) if size != 1):
+        if s < end:
+            return None
+        end = s * size
+    return framework.Tensor._make(storage, shape, stride, g0._offset, g0.dtype)
 
 
 def moved_list(grad, tensors, fn):

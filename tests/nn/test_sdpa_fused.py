@@ -328,6 +328,9 @@ def test_split_heads_in_place_match_torch(device, monkeypatch, Hq, Hkv, causal):
     real_convert = attn_ops.convert
     monkeypatch.setattr(attn_ops, "convert", lambda *a, **k: copies.append(1) or
                         real_convert(*a, **k))
+    cats = []
+    real_cat = fw.cat
+    monkeypatch.setattr(fw, "cat", lambda *a, **k: cats.append(1) or real_cat(*a, **k))
     x = fw.tensor(x0, dtype=fw.float64, device=device, requires_grad=True)
     q, k, v = heads(x)
     assert not q.is_contiguous() and q.stride(-1) == 1
@@ -340,7 +343,18 @@ def test_split_heads_in_place_match_torch(device, monkeypatch, Hq, Hkv, causal):
     # layout, the model's transpose(1, 2).contiguous() and the gradients' reshapes are free
     y = out.transpose(1, 2).contiguous()
     assert y.data_ptr() == out.data_ptr() and y.stride() == (T * Hq * D, Hq * D, D, 1)
-    assert all(t.transpose(1, 2).is_contiguous() for t in grads_seen[0])   # dq, dk, dv
+    dq, dk, dv = grads_seen[0]
+    if Hq == Hkv:
+        # q, k and v tile x: their gradients tile one buffer in x's layout, and the split's
+        # backward (a cat) is a view of it
+        assert dq._storage is dk._storage is dv._storage
+        W = Cq + 2 * Ck
+        assert all(t.transpose(1, 2).stride() == (T * W, W, D, 1) for t in (dq, dk, dv))
+        assert [t.storage_offset() - dq.storage_offset() for t in (dq, dk, dv)] == [0, Cq,
+                                                                                    2 * Cq]
+        assert not cats
+    else:
+        assert all(t.transpose(1, 2).is_contiguous() for t in (dq, dk, dv))
     assert not copies
     _close([to_np(out), to_np(x.grad)], [want.detach().numpy(), xt.grad.numpy()], 1e-12)
 
