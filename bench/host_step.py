@@ -5,7 +5,10 @@ autograd, autocast, allocation, launch geometry, argument binding) that a GPU ru
 before each kernel. On a GPU, a step whose host time exceeds the kernels' time is
 host-bound; this is the number to bring down, and it can be measured on any machine.
 
-    TRITON_INTERPRET=1 python bench/host_step.py [--steps N] [--profile] [--n-layer L]
+    python bench/host_step.py [--steps N] [--profile] [--kernels] [--n-layer L]
+
+It sets ``TRITON_INTERPRET=1`` itself (on a GPU machine too, where it measures that host's
+CPU: the figure to set beside a GPU run's step time).
 
 Prints launches a step (by kernel with ``--kernels``), the host time a step (median), and
 with ``--profile`` a cProfile table of the steps by own time. The model is bench/train.py's
@@ -23,6 +26,7 @@ import sys
 import time
 
 
+os.environ["TRITON_INTERPRET"] = "1"  # before triton and framework are imported
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -30,7 +34,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--steps", type=int, default=10, help="timed steps (after 2 untimed)")
+    ap.add_argument("--device", default="cuda", choices=["cuda"],
+                    help="the simulated cuda device (gpu_check.sh passes it)")
+    ap.add_argument("--quick", action="store_true", help="accepted, as by the other benches")
+    ap.add_argument("--steps", type=int, default=10, help="timed steps (after 3 untimed)")
     ap.add_argument("--n-layer", type=int, default=6)
     ap.add_argument("--n-embd", type=int, default=64)
     ap.add_argument("--batch-size", type=int, default=4)
@@ -40,8 +47,6 @@ def main():
     ap.add_argument("--rows", type=int, default=40, help="rows of the profile table")
     ap.add_argument("--sort", default="tottime", help="the profile's order (cumulative, ...)")
     args = ap.parse_args()
-    if os.environ.get("TRITON_INTERPRET") != "1":
-        raise SystemExit("run with TRITON_INTERPRET=1 (the simulated GPU)")
 
     from triton.runtime.interpreter import InterpretedFunction
 

@@ -1,4 +1,5 @@
-"""bench/test_ids.py: the TEST_LIST ids that bench/gpu_check.sh hands to pytest on a GPU."""
+"""bench/test_ids.py (the TEST_LIST ids that bench/gpu_check.sh hands to pytest on a GPU) and
+bench/host_step.py (the demo step's host work on the simulated GPU)."""
 import importlib.util
 import os
 
@@ -31,3 +32,22 @@ def test_ids_kept_replaced_or_dropped(tmp_path, monkeypatch, capsys):
     assert got == ["test_x.py::test_g", "test_x.py::test_f[abs-cuda]", "test_x.py::test_f"]
     err = capsys.readouterr().err
     assert "test_gone[cuda]: no such test now" in err and "as test_x.py::test_f" in err
+
+
+def test_host_step_counts_the_step_launches():
+    """bench/host_step.py on a one-layer model: the step's launches, by kernel, add up to
+    the total it prints (the GEMMs of the four linears and the head among them)."""
+    import re
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "host_step.py"), "--n-layer",
+                        "1", "--n-embd", "32", "--batch-size", "2", "--block-size", "8",
+                        "--steps", "2", "--kernels"], capture_output=True, text=True,
+                       timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    m = re.search(r"launches a step: (\d+); host time a step: ([\d.]+) ms", r.stdout)
+    assert m, r.stdout
+    by_kernel = {name: int(n) for n, name in re.findall(r"^\s+(\d+)\s+(\w+)$", r.stdout, re.M)}
+    assert sum(by_kernel.values()) == int(m.group(1)) > 0
+    # forward, dX and dW of the 4 linears and the tied head: 15 products at least
+    assert by_kernel["_mm_kernel"] >= 15
