@@ -10,6 +10,7 @@
 - ``contiguous_format``, ``channels_last`` (4-d: N, H, W, C in memory) and
   ``channels_last_3d`` (5-d) ask for those layouts explicitly.
 """
+from .._tensor import Tensor
 from . import alloc
 
 
@@ -268,6 +269,7 @@ def empty_like_pieces(ts, dtype, device):
             for size in shape:
                 numel *= size
             buf = alloc.empty((len(ts) * numel,), dtype, device)
-            make, base = type(t0)._make, buf._offset - offsets[0]
-            return [make(buf._storage, shape, stride, base + t._offset, dtype) for t in ts]
+            base = buf._offset - offsets[0]
+            return [Tensor._make(buf._storage, shape, stride, base + t._offset, dtype)
+                    for t in ts]
     return [empty_like(t, dtype, device) for t in ts]
