@@ -265,10 +265,7 @@ def empty_like_pieces(ts, dtype, device):
         unit = piece_unit(shape, stride, len(ts)) if 0 not in shape else None
         offsets = sorted(t._offset for t in ts)
         if unit and all(o - offsets[0] == i * unit for i, o in enumerate(offsets)):
-            numel = 1
-            for size in shape:
-                numel *= size
-            buf = alloc.empty((len(ts) * numel,), dtype, device)
+            buf = alloc.empty((len(ts) * t0.numel(),), dtype, device)
             base = buf._offset - offsets[0]
             return [Tensor._make(buf._storage, shape, stride, base + t._offset, dtype)
                     for t in ts]

@@ -355,9 +355,7 @@ def _joined(gs, dim):
     if len(gs) < 2 or (framework.is_grad_enabled() and any(g.requires_grad for g in gs)):
         return None
     shape, stride, storage = g0._shape, g0._stride, g0._storage
-    d = _wrap(dim, len(shape))
-    if not 0 <= d < len(shape):
-        return None
+    d = _wrap(dim, len(shape))   # split checked dim in the forward
     offset, total = g0._offset, 0
     for g in gs:
         if (g._storage is not storage or g._stride != stride or g._offset != offset
