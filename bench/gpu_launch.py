@@ -122,7 +122,7 @@ def main():
         print(gpu_ops.host_profile(lambda: a + b))
         if _RUN:
             run, run_args = _RUN
-            print(host_profile(lambda: run(*run_args)))
+            print(gpu_ops.host_profile(lambda: run(*run_args)))
 
 
 _RUN = []   # the compiled launcher and its arguments, for --profile

@@ -92,8 +92,14 @@ def main():
         opt.step()
 
     # one real step first: lazily built state (optimizer slots, plans) is made with real
-    # values, as on a GPU; the stubbed steps after it only issue work
-    step()
+    # values, as on a GPU; the stubbed steps after it only issue work. An interpreter that
+    # cannot run a kernel (Triton 3.6's on the GPU machines fails in a `range(tl.cdiv(..))`
+    # that newer ones run) leaves that state to the stubbed steps: zeros, the same work.
+    try:
+        step()
+    except Exception as e:  # noqa: BLE001 - the host time is still measurable
+        print(f"host_step: the real step failed in this Triton's interpreter "
+              f"({type(e).__name__}); stubbed from the first step")
     InterpretedFunction.run = stub_run
     step()
     counting[0] = True
