@@ -10,7 +10,8 @@ host-bound; this is the number to bring down, and it can be measured on any mach
 It sets ``TRITON_INTERPRET=1`` itself (on a GPU machine too, where it measures that host's
 CPU: the figure to set beside a GPU run's step time).
 
-Prints launches a step (by kernel with ``--kernels``), the host time a step (median), and
+Prints launches a step (by kernel with ``--kernels``), the host time a step (median; by
+phase with ``--phases``), and
 with ``--profile`` a cProfile table of the steps by own time. The model is bench/train.py's
 (the demo's source) at a small width: launch counts do not depend on the sizes, except
 where a reduction splits.
@@ -44,6 +45,8 @@ def main():
     ap.add_argument("--block-size", type=int, default=64)
     ap.add_argument("--profile", action="store_true", help="cProfile table of the steps")
     ap.add_argument("--kernels", action="store_true", help="launches a step by kernel")
+    ap.add_argument("--phases", action="store_true",
+                    help="host time of forward, backward, clipping and optimizer step")
     ap.add_argument("--rows", type=int, default=40, help="rows of the profile table")
     ap.add_argument("--sort", default="tottime", help="the profile's order (cumulative, ...)")
     args = ap.parse_args()
@@ -83,13 +86,28 @@ def main():
     x = torch.randint(0, 256, (B, T), device="cuda")
     y = torch.randint(0, 256, (B, T), device="cuda")
 
+    phases = collections.defaultdict(list)  # phase -> host seconds of each step
+
+    def timed(name, t0):
+        """Books the time since ``t0`` (less the stub's) to ``name``; a new t0."""
+        t = time.perf_counter()
+        phases[name].append(t - t0 - in_stub[0])
+        in_stub[0] = 0.0
+        return time.perf_counter()
+
     def step():
+        in_stub[0] = 0.0
+        t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
             _, loss = model(x, y)
+        t0 = timed("forward", t0)
         loss.backward()
+        t0 = timed("backward", t0)
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        t0 = timed("clip_grad_norm_", t0)
         opt.step()
+        timed("optimizer step", t0)
 
     # one real step first: lazily built state (optimizer slots, plans) is made with real
     # values, as on a GPU; the stubbed steps after it only issue work. An interpreter that
@@ -105,17 +123,17 @@ def main():
     counting[0] = True
     step()
     counting[0] = False
-    times = []
+    phases.clear()
     for _ in range(args.steps):
-        in_stub[0] = 0.0
-        t0 = time.perf_counter()
         step()
-        times.append(time.perf_counter() - t0 - in_stub[0])
-    times.sort()
+    times = sorted(map(sum, zip(*phases.values())))
     n = sum(launches.values())
     ms = times[len(times) // 2] * 1e3
     print(f"launches a step: {n}; host time a step: {ms:.2f} ms (median of {args.steps}; "
           f"min {times[0] * 1e3:.2f}), {1e3 * ms / max(n, 1):.1f} us a launch")
+    if args.phases:
+        for name, ts in phases.items():
+            print(f"  {name:16s} {sorted(ts)[len(ts) // 2] * 1e3:6.2f} ms")
     if args.kernels:
         for name, k in launches.most_common():
             print(f"  {k:5d}  {name}")

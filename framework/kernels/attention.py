@@ -29,18 +29,15 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
-from .launcher import cached, cdiv
+from .launcher import cached, cdiv, next_pow2
 
 _NONE, _BOOL, _ADD = 0, 1, 2
 # The interpreter's tl.dot cannot multiply bfloat16 (NumPy has no such type): upcast there.
 _UPCAST_BF16 = tl.constexpr(os.environ.get("TRITON_INTERPRET", "0") == "1")
 
 
-def _pow2(n, lo=16):
-    p = lo
-    while p < n:
-        p *= 2
-    return p
+def _pow2(n):
+    return next_pow2(n, 16)
 
 
 def _interpreting():

@@ -51,7 +51,7 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .pointwise import _down, _up
-from .launcher import cached, cdiv
+from .launcher import cached, cdiv, next_pow2
 
 _GRID_Y = 65535  # the CUDA grid's limit on its second dim: more groups launch in chunks
 _INT32_MAX = 2**31 - 1
@@ -279,10 +279,6 @@ def _sum_parts_kernel(out, ws, total, splits, IDX64: tl.constexpr, BLOCK: tl.con
 
 # ---- host side --------------------------------------------------------------------------
 
-def _next_pow2(v):
-    return 1 << max(0, (int(v) - 1).bit_length())
-
-
 def _tiles(rows, cols, depth, itemsize, simulated):
     """(BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages) for a GEMM of rows x cols over
     ``depth``: the columns (channels per group) set BLOCK_N (16 to 128); 16-bit operands
@@ -292,12 +288,12 @@ def _tiles(rows, cols, depth, itemsize, simulated):
     tiny shapes cross tile edges in every dim."""
     if simulated:
         return 32, 16, 16, 4, 1
-    bn = min(128, max(16, _next_pow2(cols)))
+    bn = min(128, max(16, next_pow2(cols)))
     bm = 128 if rows > 64 else 64
     if itemsize == 8:
         return 64, min(bn, 64), 16, 4, 2
     bk = 64 if itemsize == 2 else 32
-    bk = min(bk, max(16, _next_pow2(depth)))
+    bk = min(bk, max(16, next_pow2(depth)))
     warps = 8 if bm * bn >= 128 * 128 else 4
     return bm, bn, bk, warps, 3
 

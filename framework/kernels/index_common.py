@@ -19,7 +19,7 @@ from .._ops import alloc
 from .._tensor import Tensor
 from . import copy as _copy
 from .pointwise import BLOCK, _index, _offset, collapse
-from .launcher import cached, cdiv
+from .launcher import cached, cdiv, next_pow2
 
 STYLE_DIM, STYLE_SELF, STYLE_TAKE, STYLE_PREFIX, STYLE_RUNTIME, STYLE_DATA = range(6)
 
@@ -43,7 +43,7 @@ def _block(n=None):
 
 def _pow2(n, cap):
     """The smallest power of two >= n, at most cap."""
-    return min(cap, triton.next_power_of_2(max(1, n)))
+    return min(cap, next_pow2(n))
 
 
 def _contig(shape):

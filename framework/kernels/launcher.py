@@ -199,6 +199,13 @@ def cached(fn):
     return CachedKernel(fn)
 
 
+def next_pow2(n, lo=1):
+    """The smallest power of two >= ``n`` and >= ``lo`` (a power of two), for block sizes:
+    ``triton.next_power_of_2`` is a constexpr function, slow to call from the host."""
+    p = 1 << (n - 1).bit_length() if n > 1 else 1
+    return p if p > lo else lo
+
+
 def cdiv(a, b):
     """Ceiling division of ints, for grids: ``triton.cdiv`` is a constexpr function whose
     call from the host goes through Triton's argument handling (a few microseconds)."""

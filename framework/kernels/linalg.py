@@ -51,7 +51,7 @@ from triton.runtime.autotuner import Autotuner, Heuristics
 from .. import _dtype, _matmul_precision, cuda
 from .._ops import alloc
 from .pointwise import BLOCK, _down, _index, _offset, _up, collapse
-from .launcher import cached, cdiv
+from .launcher import cached, cdiv, next_pow2
 
 GROUP_M = 8
 MAX_BATCH_DIMS = 8
@@ -323,10 +323,6 @@ _SIM_DOT_CONFIG = _config(32, 32, 32, 1, 4)
 _SIM_FMA_CONFIG = _config(32, 32, 8, 1, 4)
 
 
-def _next_pow2(x):
-    return 1 << max(0, (int(x) - 1).bit_length())
-
-
 def _prune(configs, named_args, **kwargs):
     """The configs worth timing for this problem (at least one): those whose pipeline fits
     in shared memory for the dtype, whose tiles are not far bigger than the problem, of at
@@ -341,8 +337,8 @@ def _prune(configs, named_args, **kwargs):
     for c in configs:
         bm, bn, bk = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"]
         if (c.num_stages * (bm + bn) * bk * itemsize > _SMEM_LIMIT
-                or bm > max(64, _next_pow2(m)) or bn > max(64, _next_pow2(n))
-                or bk > max(32, _next_pow2(k)) or (many_tiles and bm * bn < 128 * 128)
+                or bm > max(64, next_pow2(m)) or bn > max(64, next_pow2(n))
+                or bk > max(32, next_pow2(k)) or (many_tiles and bm * bn < 128 * 128)
                 or (ieee and (bm * bn > 64 * 32 * c.num_warps or bk != 32))):
             continue
         keep.append(c)

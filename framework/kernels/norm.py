@@ -18,17 +18,14 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
-from .launcher import cached, cdiv
+from .launcher import cached, cdiv, next_pow2
 
 _MAX_BLOCK = 4096
 _MIN_BLOCK = 16
 
 
 def _pow2(n, lo=_MIN_BLOCK):
-    p = lo
-    while p < n:
-        p *= 2
-    return p
+    return next_pow2(n, lo)
 
 
 def _acc(x):

@@ -35,13 +35,15 @@ the best value. Offsets are int64 when an index or offset may reach 2**31.
 Known differences: sums add in a different order than the CPU's pairwise sums (last-bit
 differences); exp/log in logsumexp and |x|^p in the p-norms use Triton's math.
 """
+import functools
+
 import triton
 import triton.language as tl
 
 from .. import _dtype
 from .._ops import alloc
 from .pointwise import _down, _params_bits, collapse, type_name
-from .launcher import cached, cdiv
+from .launcher import cached, cdiv, next_pow2
 
 MAX_DIMS = 8           # kept or reduced dims left after merging
 _TARGET = 1024         # programs worth launching: split the reduced range below this many
@@ -296,6 +298,7 @@ def _row_major(shape):
     return tuple(reversed(st))
 
 
+@functools.lru_cache(maxsize=4096)
 def _extent(shape, stride):
     return 1 + sum((n - 1) * abs(s) for n, s in zip(shape, stride))
 
@@ -313,11 +316,12 @@ class _Geom:
             raise RuntimeError(f"reduction kernel: more than {MAX_DIMS} non-mergeable dims")
 
 
+@functools.lru_cache(maxsize=4096)  # a program reduces the same few layouts again and again
 def _tiles(kshape, kst, rshape, rst, onum, rnum, itemsize):
     """(BLOCK_M, BLOCK_N, num_warps): wide BLOCK_N when the reduced dim is contiguous in
     memory (rows), wide BLOCK_M when the kept one is (columns)."""
     tile = min(8192, max(2048, 16384 // itemsize))
-    np2 = triton.next_power_of_2
+    np2 = next_pow2
     if rst[-1] == 1 and rshape[-1] > 1:
         bn = min(np2(rnum), 2048)
     elif kst[-1] == 1 and kshape[-1] > 1:
@@ -401,6 +405,9 @@ _KERNELS = {"sum": None, "sum_rounded": ("float16", "bfloat16"), "nansum": _FLOA
             "logsumexp": _FLOATS, "norm": _FLOATS}
 
 
+_GEOMS = {}  # geom -> _Geom (the ops memoize geom by layout; the merged loops follow it)
+
+
 def reduce(kernel, x, out0, out1, geom, p0=0.0, p1=0.0):
     """Runs reduction ``kernel`` of ``x`` into ``out0`` (and ``out1``: indices, mean or max).
     ``sum_rounded``: the sum of a 16-bit float ``x`` rounded to x's dtype, as ``sum`` gives
@@ -414,7 +421,9 @@ def reduce(kernel, x, out0, out1, geom, p0=0.0, p1=0.0):
     allowed = _KERNELS[kernel]
     if allowed is not None and name not in allowed:
         raise NotImplementedError(f"\"{kernel}_cuda\" not implemented for '{type_name(name)}'")
-    g = _Geom(*geom)
+    g = _GEOMS.get(geom)
+    if g is None:
+        g = alloc.remember(_GEOMS, geom, _Geom(*geom))
     if g.onum == 0:
         return
     o0 = None if out0 is None else (out0, g.s0)

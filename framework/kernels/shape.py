@@ -13,7 +13,7 @@ from .._ops import alloc
 from .._tensor import Tensor
 from .index_common import _block, _pow2
 from .pointwise import type_name
-from .launcher import cached, cdiv
+from .launcher import cached, cdiv, next_pow2
 
 _SCAN_BLOCK = 1024
 
@@ -124,7 +124,7 @@ def repeat_interleave_copy(out, src, counts):
     rows = outer * total
     if rows == 0 or inner == 0:
         return
-    bk = min(_block(), triton.next_power_of_2(inner))
+    bk = min(_block(), next_pow2(inner))
     br = _pow2(rows, max(1, _block() // bk))
     grid = (cdiv(rows, br) * cdiv(inner, bk),)
     _copy_kernel[grid](out, src, starts, nc, total, rows, inner, so, sn, si, _steps(nc),

@@ -23,17 +23,13 @@ import triton
 import triton.language as tl
 
 from .pointwise import _down
-from .launcher import cached, cdiv
+from .launcher import cached, cdiv, next_pow2
 
 TILE = 4096        # elements per program tile
 _MIN_BLOCK = 16
 
 
-def _pow2(n, lo=1):
-    p = lo
-    while p < n:
-        p *= 2
-    return p
+_pow2 = next_pow2
 
 
 def _require_float(x, log):

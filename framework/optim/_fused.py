@@ -81,6 +81,10 @@ class _Amp:
         on_gpu = sdev.type != "cpu" and sdev == device and all(
             s.device == sdev and s.dtype == _fw.float32 for s in steps)
         if not on_gpu:
+            if self.inf is None:
+                counts = backend(_fw.device("cpu")).optim.advance_host(steps)
+                if counts is not None:
+                    return counts
             # the advanced counts, read before a skipped step (found_inf) takes them back:
             # its sizes are never used, but a first step's count of 0 would divide by zero
             counts = [s.item() + 1 for s in steps]

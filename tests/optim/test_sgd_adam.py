@@ -255,3 +255,32 @@ def test_training_script_with_modules(name, kw):
     assert got_l[-1] < got_l[0]
     for g, w in zip(got_p, want_p):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_foreach_step_counters_advance_in_host_memory(dtype):
+    """The multi-tensor steps advance cpu step counters in place in host memory: the count
+    every step sees, an in-place version bump per step, and the values torch's Adam gives."""
+    dt = getattr(fw, dtype)
+    fw.set_default_dtype(dt)
+    try:
+        ps = [fw.tensor(np.linspace(-1, 1, n), dtype=dt, requires_grad=True) for n in (3, 5)]
+    finally:
+        fw.set_default_dtype(fw.float32)
+    tps = [torch.tensor(p.detach().numpy(), requires_grad=True) for p in ps]
+    opt = fw.optim.AdamW(ps, lr=0.1, foreach=True)
+    topt = torch.optim.AdamW(tps, lr=0.1, foreach=True)
+    versions = []
+    for k in range(1, 4):
+        for p, tp in zip(ps, tps):
+            g = np.cos(np.arange(p.numel()) * k)
+            p.grad = fw.tensor(g, dtype=dt)
+            tp.grad = torch.tensor(g, dtype=tp.dtype)
+        opt.step()
+        topt.step()
+        s = opt.state[ps[0]]["step"]
+        assert s.item() == k and s.shape == () and s.device.type == "cpu"
+        versions.append(s._version)
+    assert versions[0] < versions[1] < versions[2]
+    for p, tp in zip(ps, tps):
+        np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-6)
