@@ -234,11 +234,8 @@ def alloc_storage(nbytes, device):
         check_index(index)
     if nbytes == 0:
         return Storage(0, 0, device, None)
-    alloc = s.allocators[index] or s.allocator(index)
-    # the current stream (stream_handle, inlined: every cuda op result comes here)
-    streams = getattr(_tls, "streams", None)
-    st = streams.get(index) if streams else None
-    block = alloc.malloc(nbytes, 0 if st is None else st.cuda_stream)
+    alloc = s.allocator(index)
+    block = alloc.malloc(nbytes, stream_handle(index))
     return Storage(block.ptr, nbytes, device, DeviceBuffer(alloc, block))
 
 
