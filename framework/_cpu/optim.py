@@ -6,8 +6,6 @@ are contiguous, on one device, and share the params' float dtype (state included
 ``grad_scale`` and ``found_inf`` (GradScaler, PyTorch's fused contract) are None or
 1-element float32 cpu tensors: each gradient is divided by ``grad_scale`` and written back
 unscaled; when ``found_inf`` is 1 nothing is touched."""
-import ctypes
-
 from .. import _C
 
 
@@ -84,26 +82,6 @@ def fused_adagrad(params, grads, state_sums, clrs, eps, weight_decay, maximize,
     _C.fused_adagrad(params[0].dtype.code, _ptrs(params), _ptrs(grads), _ptrs(state_sums),
                      [p.numel() for p in params], list(clrs), eps, weight_decay, maximize,
                      _addr(grad_scale), _addr(found_inf))
-
-
-_SCALARS = {"float32": ctypes.c_float, "float64": ctypes.c_double}
-
-
-def advance_host(steps):
-    """step += 1 for each 0-d float cpu counter of ``steps``, in host memory; returns the
-    new counts, or None (nothing touched) if a counter is of another kind. The foreach
-    steps keep their counters on the cpu, as PyTorch's do, and one dispatched ``+= 1`` and
-    ``item()`` per param cost more host time than the whole GPU update."""
-    cells = []
-    for s in steps:
-        c = _SCALARS.get(s.dtype.name)
-        if c is None or s._shape != () or s.device.type != "cpu":
-            return None
-        cells.append(c.from_address(s._storage.ptr + s._offset * s.dtype.itemsize))
-    for s, cell in zip(steps, cells):
-        cell.value += 1
-        s._storage.version += 1  # an in-place update, as ``s += 1`` would count it
-    return [cell.value for cell in cells]
 
 
 def advance_steps(steps, found_inf=None):

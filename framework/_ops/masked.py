@@ -4,7 +4,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from . import alloc, views
 from . import index as _index
-from .args import check_range, invalid_combination, same_device, scalar
+from .args import check_range, invalid_combination, same_device, scalar, to_int
 from .overlap import check_internal
 from .pointwise import require_tensor, broadcast_shapes, check_out, expand_strides, type_name
 
@@ -210,6 +210,8 @@ def triu_(self, diagonal=0):
 
 
 def _tri_indices(op, row, col, offset, dtype, device, upper):
+    row, col = to_int(op, "row", row, 1), to_int(op, "col", col, 2)
+    offset = to_int(op, "offset", offset, 3)
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:

@@ -201,8 +201,9 @@ def cached(fn):
 
 def next_pow2(n, lo=1):
     """The smallest power of two >= ``n`` and >= ``lo`` (a power of two), for block sizes:
-    ``triton.next_power_of_2`` is a constexpr function, slow to call from the host."""
-    p = 1 << (n - 1).bit_length() if n > 1 else 1
+    ``triton.next_power_of_2`` is a constexpr function, slow to call from the host. A
+    non-int ``n`` raises TypeError, as that one does."""
+    p = 1 << int.bit_length(n - 1) if n > 1 else 1
     return p if p > lo else lo
 
 

@@ -10,6 +10,8 @@ With ``fused=True`` the steps take GradScaler's ``opt.grad_scale`` and ``opt.fou
 the gradients by grad_scale (writing them back unscaled) and skip the update when found_inf
 is 1; the step counters are incremented, then found_inf is subtracted from them, all on the
 device (no host sync for the flag)."""
+import ctypes
+
 import framework as _fw
 from framework._ops.alloc import backend
 from framework._tensor import Tensor
@@ -41,6 +43,26 @@ def _run(rows, call):
             for t, c in zip(r, d):
                 if isinstance(t, Tensor) and c is not t:
                     t.copy_(c)
+
+
+_SCALARS = {"float32": ctypes.c_float, "float64": ctypes.c_double}
+
+
+def _advance_on_host(steps):
+    """step += 1 for each 0-d float cpu counter of ``steps``, in host memory; returns the
+    new counts, or None (nothing touched) if a counter is of another kind. The foreach
+    steps keep their counters on the cpu, as PyTorch's do, and one dispatched ``+= 1`` and
+    ``item()`` per param cost more host time than the whole GPU update."""
+    cells = []
+    for s in steps:
+        c = _SCALARS.get(s.dtype.name)
+        if c is None or s._shape != () or s.device.type != "cpu":
+            return None
+        cells.append(c.from_address(s._storage.ptr + s._offset * s.dtype.itemsize))
+    for s, cell in zip(steps, cells):
+        cell.value += 1
+        s._storage.version += 1  # an in-place update, as ``s += 1`` would count it
+    return [cell.value for cell in cells]
 
 
 def _col(part, i):
@@ -82,7 +104,7 @@ class _Amp:
             s.device == sdev and s.dtype == _fw.float32 for s in steps)
         if not on_gpu:
             if self.inf is None:
-                counts = backend(_fw.device("cpu")).optim.advance_host(steps)
+                counts = _advance_on_host(steps)
                 if counts is not None:
                     return counts
             # the advanced counts, read before a skipped step (found_inf) takes them back:
