@@ -33,14 +33,11 @@ import triton.language as tl
 from .. import _dtype
 from .._ops import alloc
 from .sort import sort_rows
-from .launcher import cached, cdiv, next_pow2
+from .index_common import _pow2
+from .launcher import cached, cdiv
 
 _TILE = 4096      # elements of a [BN, BD] tile on a GPU
 _RANK_MAX = 256   # indices sorted by _rank_kernel (one launch) rather than the sort family
-
-
-def _pow2(n, cap):
-    return min(cap, next_pow2(n))
 
 
 _simulated = []
