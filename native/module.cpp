@@ -4,6 +4,7 @@
 
 namespace fw {
 void register_alloc(py::module_& m);
+void register_device_alloc(py::module_& m);
 void register_copy(py::module_& m);
 void register_pointwise(py::module_& m);
 void register_reduction(py::module_& m);
@@ -40,6 +41,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("num_threads", &fw::num_threads);
   m.def("set_num_threads", &fw::set_num_threads);
   fw::register_alloc(m);
+  fw::register_device_alloc(m);
   fw::register_copy(m);
   fw::register_pointwise(m);
   fw::register_reduction(m);

@@ -17,6 +17,7 @@ import ctypes
 import os
 import threading
 
+from .. import _C
 from .._device import device as _device_cls
 from .._storage import Storage
 from . import allocator as _allocator
@@ -196,22 +197,6 @@ def stream_handle(index):
 
 # -- storage ---------------------------------------------------------------------------
 
-class DeviceBuffer:
-    """Owns one allocator block; gives it back to the allocator when collected."""
-
-    __slots__ = ("allocator", "block", "__weakref__")
-
-    def __init__(self, allocator, block):
-        self.allocator = allocator
-        self.block = block
-
-    def __del__(self):
-        try:
-            self.allocator.free(self.block)
-        except Exception:  # interpreter shutdown: the allocator may already be gone
-            pass
-
-
 def driver_release(method, handle):
     """``driver.<method>(handle)`` in driver mode (destroying a stream or event), from a
     ``__del__``: quiet at interpreter shutdown, when the driver may already be gone."""
@@ -234,9 +219,9 @@ def alloc_storage(nbytes, device):
         check_index(index)
     if nbytes == 0:
         return Storage(0, 0, device, None)
-    alloc = s.allocator(index)
-    block = alloc.malloc(nbytes, stream_handle(index))
-    return Storage(block.ptr, nbytes, device, DeviceBuffer(alloc, block))
+    # the block (a _C.DeviceBlock) goes back to the cache when the storage is collected
+    block = s.allocator(index).alloc_owned(nbytes, stream_handle(index))
+    return Storage(block.ptr, nbytes, device, block)
 
 
 def host_alias(storage):
@@ -252,8 +237,8 @@ def record_stream(storage, stream):
     """Marks a storage as used on ``stream``: its memory is not reused until that stream's
     work queued so far is done (Tensor.record_stream)."""
     buf = storage.buf
-    if isinstance(buf, DeviceBuffer):
-        buf.allocator.record_stream(buf.block, stream.cuda_stream)
+    if isinstance(buf, _C.DeviceBlock):
+        state().allocator(storage.device.index).record_stream(buf, stream.cuda_stream)
 
 
 # -- copies of bytes ---------------------------------------------------------------------

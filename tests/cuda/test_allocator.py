@@ -43,25 +43,23 @@ def check_consistent(alloc, backend):
     """Segments tile their memory exactly; pools hold exactly the free blocks; stats match."""
     allocated = reserved = 0
     free_keys = set()
-    for base, total, parts in alloc.segments():
-        reserved += total
+    for base, parts in alloc._core.blocks():
         ptr = base
-        b = alloc._segments[base]
-        assert b.prev is None
-        while b is not None:
-            assert b.ptr == ptr
-            ptr += b.size
-            if b.allocated:
-                allocated += b.size
-            elif b.event_count == 0:
-                free_keys.add(b.key())
-            if b.next is not None:
-                assert b.next.prev is b
-            b = b.next
-        assert ptr == base + total
-    entries = alloc._small.entries + alloc._large.entries
-    assert all(e[:3] == e[3].key() for e in entries)  # no block changed in its pool
-    assert {e[:3] for e in entries} == free_keys
+        for p, size, stream, small, is_allocated, event_count in parts:
+            assert p == ptr
+            ptr += size
+            if is_allocated:
+                allocated += size
+            elif event_count == 0:
+                free_keys.add((stream, size, p, small))
+        reserved += ptr - base
+    keys = alloc._core.pool_keys()
+    assert len(keys) == len(set(keys))
+    # each pool is in best-fit order
+    for small in (True, False):
+        pool = [k for k in keys if k[3] == small]
+        assert pool == sorted(pool)
+    assert set(keys) == free_keys
     assert alloc.memory_allocated() == allocated
     assert alloc.memory_reserved() == reserved == backend.used
 
@@ -484,7 +482,48 @@ def test_random_workload_stays_consistent(max_split_size):
 
 def backend_base_mod(alloc, blk):
     """ptr % 512 of the block's segment base: blocks sit at 512-byte steps from it."""
-    b = blk
-    while b.prev is not None:
-        b = b.prev
-    return b.ptr % 512
+    base = max(b for b, _, _ in alloc.segments() if b <= blk.ptr)
+    return base % 512
+
+
+def test_owned_block_frees_itself_when_collected():
+    alloc, backend = make()
+    a = alloc.alloc_owned(1000)
+    b = alloc.alloc_owned(3000)
+    kept = alloc.malloc(100)         # malloc's blocks are freed only by free()
+    assert alloc.memory_allocated() == 1024 + 3072 + 512
+    ptr = a.ptr
+    del a
+    assert alloc.memory_allocated() == 3072 + 512
+    assert alloc.alloc_owned(700).ptr == ptr   # reused, then collected again at once
+    alloc.free_ptr(b.ptr)            # freed by address: the handle's collection does nothing
+    c = alloc.alloc_owned(3000)      # takes b's memory again...
+    del b                            # ...which b's handle must not free
+    assert alloc.memory_allocated() == 3072 + 512
+    alloc.free(kept)
+    with pytest.raises(RuntimeError, match="invalid device pointer"):
+        alloc.free(kept)
+    with pytest.raises(RuntimeError, match="invalid device pointer"):
+        alloc.record_stream(kept, 3)
+    del c
+    assert alloc.memory_allocated() == 0
+    check_consistent(alloc, backend)
+
+
+def test_owned_block_with_other_stream_waits_for_its_event():
+    events = FakeEvents()
+    alloc, backend = make(events=events)
+    a = alloc.alloc_owned(4096, stream=0)
+    alloc.record_stream(a, 9)
+    ptr = a.ptr
+    del a                            # recorded an event on stream 9: not reusable yet
+    assert [e["stream"] for e in events.events] == [9]
+    assert alloc.memory_stats()["active_bytes.all.current"] == 4096
+    b = alloc.malloc(4096)
+    assert b.ptr != ptr
+    events.complete(9)
+    c = alloc.malloc(4096)
+    assert c.ptr == ptr
+    alloc.free(b)
+    alloc.free(c)
+    check_consistent(alloc, backend)
