@@ -144,7 +144,10 @@ def main():
             step()
         prof.disable()
         s = io.StringIO()
-        pstats.Stats(prof, stream=s).sort_stats(args.sort).print_stats(args.rows)
+        st = pstats.Stats(prof, stream=s).sort_stats(args.sort)
+        st.print_stats(args.rows)
+        if os.environ.get("HOST_STEP_CALLERS"):
+            st.print_callers(os.environ["HOST_STEP_CALLERS"])
         print(s.getvalue())
 
 

@@ -638,11 +638,13 @@ void handle_dealloc(PyObject* self) {
     if (b) {
       PyObject *type, *value, *tb;
       PyErr_Fetch(&type, &value, &tb);
+      // quiet, as a __del__ at interpreter shutdown must be (the event hook's driver may
+      // be gone); the block then stays out of the cache
       try {
         free_allocated(h->core, b);
       } catch (py::error_already_set& e) {
         e.restore();
-        PyErr_WriteUnraisable(self);
+        PyErr_Clear();
       } catch (std::exception&) {
       }
       PyErr_Restore(type, value, tb);
