@@ -148,6 +148,8 @@ def main():
         st.print_stats(args.rows)
         if os.environ.get("HOST_STEP_CALLERS"):
             st.print_callers(os.environ["HOST_STEP_CALLERS"])
+        if os.environ.get("HOST_STEP_DUMP"):
+            prof.dump_stats(os.environ["HOST_STEP_DUMP"])
         print(s.getvalue())
 
 

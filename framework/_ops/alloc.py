@@ -3,13 +3,13 @@ from .. import _dtype
 from .._device import CPU, device as _device_cls, canonical
 from .. import _C
 from .._storage import Storage, cpu_alloc, cpu_oom
-from .._tensor import Tensor
+from .._tensor import ROW_MAJOR_STRIDES, Tensor
 from . import args
 
 _make = Tensor._make
 _host_alloc = _C.host_alloc
 _default_devices = [CPU]
-_strides_cache = {}
+_strides_cache = ROW_MAJOR_STRIDES
 _INT64_MAX = args.INT64_MAX
 
 
