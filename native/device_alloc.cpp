@@ -257,19 +257,29 @@ void free_allocated(Core* c, Block* b) {
   std::vector<int64_t> uses;
   uses.swap(b->stream_uses);
   std::sort(uses.begin(), uses.end());
-  for (int64_t s : uses) {
-    PyObject* ev;
-    if (c->record_event != Py_None) {
-      PyObject* st = PyLong_FromLongLong(s);
-      if (!st) throw py::error_already_set();
-      ev = PyObject_CallOneArg(c->record_event, st);
-      Py_DECREF(st);
-      if (!ev) throw py::error_already_set();
-    } else {
-      ev = Py_NewRef(Py_None);
+  // counted before the hook runs: it may let another thread in (empty_cache), which must
+  // not take this block for a free one
+  b->event_count += (int)uses.size();
+  size_t k = 0;
+  try {
+    for (; k < uses.size(); k++) {
+      PyObject* ev;
+      if (c->record_event != Py_None) {
+        PyObject* st = PyLong_FromLongLong(uses[k]);
+        if (!st) throw py::error_already_set();
+        ev = PyObject_CallOneArg(c->record_event, st);
+        Py_DECREF(st);
+        if (!ev) throw py::error_already_set();
+      } else {
+        ev = Py_NewRef(Py_None);
+      }
+      c->events->push_back({ev, b});
     }
-    c->events->push_back({ev, b});
-    b->event_count++;
+  } catch (...) {
+    // the streams left without an event: not waited for
+    b->event_count -= (int)(uses.size() - k);
+    if (b->event_count == 0) free_block(c, b);
+    throw;
   }
 }
 

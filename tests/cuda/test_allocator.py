@@ -527,3 +527,76 @@ def test_owned_block_with_other_stream_waits_for_its_event():
     alloc.free(b)
     alloc.free(c)
     check_consistent(alloc, backend)
+
+
+def test_threads_allocating_and_freeing_stay_consistent():
+    # the native hot path holds the GIL throughout; the slow path (new segments, releases)
+    # runs under the allocator's lock: four threads mixing both leave a consistent cache
+    import threading
+
+    events = FakeEvents()
+    alloc, backend = make(capacity=256 * MB, events=events)
+    errors = []
+
+    def work(seed):
+        import random
+        rng = random.Random(seed)
+        live = []
+        try:
+            for _ in range(400):
+                if (rng.random() < 0.5 or not live) and len(live) < 16:
+                    size = rng.choice([rng.randint(1, 8192), rng.randint(8192, 3 * MB)])
+                    live.append(alloc.alloc_owned(size, stream=rng.randint(0, 1)))
+                else:
+                    blk = live.pop(rng.randrange(len(live)))
+                    if rng.random() < 0.2:
+                        alloc.record_stream(blk, 5)
+                    del blk
+                if rng.random() < 0.02:
+                    events.complete()
+                    alloc.empty_cache()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+        live.clear()
+
+    import sys
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors
+    events.complete()
+    alloc.empty_cache()
+    check_consistent(alloc, backend)
+    assert alloc.memory_allocated() == 0 and alloc.memory_reserved() == backend.used == 0
+
+
+def test_event_hook_that_lets_another_thread_in_sees_the_block_pending():
+    # the record_event hook is Python: another thread may run inside it, e.g. empty_cache.
+    # The block being freed must count as pending by then, not as a free whole segment
+    events = FakeEvents()
+    alloc = None
+
+    def record(stream):
+        alloc.empty_cache()          # what another thread could do at this moment
+        return events.record(stream)
+
+    backend = A.HostRawBackend()
+    alloc = A.CachingAllocator(backend, record_event=record, query_event=events.query,
+                               synchronize_event=events.synchronize)
+    a = alloc.malloc(12 * MB)        # a segment of its own, unsplit
+    alloc.record_stream(a, 7)
+    alloc.free(a)
+    assert backend.used == 12 * MB   # still there: stream 7 may be using it
+    assert alloc.memory_stats()["active_bytes.all.current"] == 12 * MB
+    events.complete(7)
+    alloc.empty_cache()
+    assert backend.used == 0
+    check_consistent(alloc, backend)
