@@ -81,6 +81,15 @@ def _repeat_heads(t, times):
     return t if times == 1 else t.repeat_interleave(times, dim=-3)
 
 
+def _batched(t, shape, Z):
+    """``t`` broadcast to ``shape`` and its batch dims flattened into ``Z``: the 4-D
+    operands of the fused op. Usual 4-D inputs are already that (no view ops to record,
+    and none to run backwards)."""
+    if len(shape) == 4 and t._shape == shape:
+        return t
+    return t.expand(shape).reshape((Z,) + shape[-3:])
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     r"""softmax(query @ key^T * scale + mask) @ value.
@@ -129,9 +138,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                            f"{dropout_p}")
     scale_factor = 1.0 / math.sqrt(E) if scale is None else float(scale)
     Z = _batch_numel(outer)
-    q = query.expand(outer + (hq, L, E)).reshape(Z, hq, L, E)
-    k = key.expand(outer + (hk, S, E)).reshape(Z, hk, S, E)
-    v = value.expand(outer + (hk, S, Ev)).reshape(Z, hk, S, Ev)
+    q = _batched(query, outer + (hq, L, E), Z)
+    k = _batched(key, outer + (hk, S, E), Z)
+    v = _batched(value, outer + (hk, S, Ev), Z)
     if attn_mask is not None:
         scores = outer + (hq, L, S)
         target = tuple(framework.broadcast_shapes(scores, attn_mask.shape))
@@ -151,7 +160,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     q, k, v = (t if _attention_ops.rows_ok(t) else t.contiguous() for t in (q, k, v))
     out, _ = framework._fused_sdpa([q, k, v], attn_mask, float(dropout_p), bool(is_causal),
                                    scale_factor, seed, offset)
-    return out.reshape(batch + (L, Ev))
+    return out if len(outer) == 1 else out.reshape(batch + (L, Ev))
 
 
 # -- multi-head attention --------------------------------------------------------------------
