@@ -534,17 +534,8 @@ PyObject* method_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
   try {
     PyObject* r = F(self, FastArgs{args, nargs, "AllocatorCore"});
     if (r) return r;
-  } catch (py::error_already_set& e) {
-    e.restore();
-    return nullptr;
-  } catch (std::invalid_argument& e) {
-    PyErr_SetString(PyExc_ValueError, e.what());
-    return nullptr;
-  } catch (std::bad_alloc&) {
-    PyErr_NoMemory();
-    return nullptr;
-  } catch (std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    set_python_error();
     return nullptr;
   }
   Py_RETURN_NONE;

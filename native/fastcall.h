@@ -85,6 +85,26 @@ inline int64_t shape_numel(const Shape& s) {
   return n;
 }
 
+// Sets the Python exception for the C++ one being handled: call it inside a catch (...).
+// The same exceptions pybind11 would raise.
+inline void set_python_error() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (NotImplemented& e) {
+    PyErr_SetString(PyExc_NotImplementedError, e.what());
+  } catch (std::invalid_argument& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+  }
+}
+
 // F returns a new reference, or nullptr for None.
 template <PyObject* (*F)(const FastArgs&)>
 PyObject* fastcall_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
@@ -92,20 +112,8 @@ PyObject* fastcall_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargs
   try {
     PyObject* r = F(FastArgs{args, nargs, name});
     if (r) return r;
-  } catch (py::error_already_set& e) {
-    e.restore();
-    return nullptr;
-  } catch (NotImplemented& e) {
-    PyErr_SetString(PyExc_NotImplementedError, e.what());
-    return nullptr;
-  } catch (std::invalid_argument& e) {
-    PyErr_SetString(PyExc_ValueError, e.what());
-    return nullptr;
-  } catch (std::bad_alloc&) {
-    PyErr_NoMemory();
-    return nullptr;
-  } catch (std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    set_python_error();
     return nullptr;
   }
   Py_RETURN_NONE;
