@@ -26,13 +26,24 @@
 namespace fw {
 namespace {
 
-constexpr int64_t kMinBlockSize = 512;
-constexpr int64_t kSmallSize = (int64_t)1 << 20;
-constexpr int64_t kLargeBuffer = (int64_t)20 << 20;
+// PyTorch's sizes (framework/cuda/allocator.py reads them from here)
+constexpr int64_t kMinBlockSize = 512;              // every size a multiple of this
+constexpr int64_t kSmallSize = (int64_t)1 << 20;    // requests up to this: small pool
+constexpr int64_t kSmallBuffer = (int64_t)2 << 20;  // the small pool's segments
+constexpr int64_t kLargeBuffer = (int64_t)20 << 20; // segments of large requests below...
+constexpr int64_t kMinLargeAlloc = (int64_t)10 << 20;  // ...this; from here on, their own
+constexpr int64_t kRoundLarge = (int64_t)2 << 20;   // segment, a multiple of this
 
 int64_t round_size(int64_t n) {
   return n < kMinBlockSize ? kMinBlockSize
                            : kMinBlockSize * ((n + kMinBlockSize - 1) / kMinBlockSize);
+}
+
+// The segment allocated for a rounded request of `size` bytes.
+int64_t segment_size(int64_t size) {
+  if (size <= kSmallSize) return kSmallBuffer;
+  if (size < kMinLargeAlloc) return kLargeBuffer;
+  return kRoundLarge * ((size + kRoundLarge - 1) / kRoundLarge);
 }
 
 struct Block {
@@ -680,9 +691,18 @@ PyTypeObject HandleType = [] {
   return t;
 }();
 
+// alloc_sizes(nbytes) -> (rounded size, its segment's size, small pool)
+PyObject* alloc_sizes(const FastArgs& a) {
+  a.expect(1);
+  const int64_t size = round_size(a.i(0));
+  return py::make_tuple(size, segment_size(size), size <= kSmallSize).release().ptr();
+}
+
 }  // namespace
 
 void register_device_alloc(py::module_& m) {
+  def_fast_ret<alloc_sizes>(m, "alloc_sizes",
+                            "alloc_sizes(nbytes) -> (rounded, segment size, small pool)");
   for (PyTypeObject* t : {&CoreType, &HandleType}) {
     if (PyType_Ready(t) < 0) throw py::error_already_set();
     Py_INCREF(t);

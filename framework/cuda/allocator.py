@@ -13,16 +13,11 @@ backend's ``record_event(stream)``, ``query_event(event) -> bool`` and
 import os
 import threading
 
+from .. import _C
+
 KB = 1024
 MB = 1024 * KB
 GB = 1024 * MB
-
-kMinBlockSize = 512          # every size is rounded up to a multiple of this
-kSmallSize = 1 * MB          # requests up to this size come from the small pool
-kSmallBuffer = 2 * MB        # segment size of the small pool
-kLargeBuffer = 20 * MB       # segment size for large requests below kMinLargeAlloc
-kMinLargeAlloc = 10 * MB     # requests from here on get their own segment...
-kRoundLarge = 2 * MB         # ...rounded up to a multiple of this
 
 
 class OutOfMemoryError(RuntimeError):
@@ -34,20 +29,17 @@ class RawOutOfMemory(Exception):
     """Raised by a raw backend when the device has no room for a new segment."""
 
 
+# PyTorch's sizes, defined in native/device_alloc.cpp: requests are rounded up to a multiple
+# of 512 bytes; up to 1 MiB they come from the small pool's 2 MiB segments, below 10 MiB
+# from 20 MiB segments, from there on from a segment of their own (a multiple of 2 MiB)
 def round_size(size):
     """The size a request of ``size`` bytes is given (a multiple of 512, at least 512)."""
-    if size < kMinBlockSize:
-        return kMinBlockSize
-    return kMinBlockSize * ((size + kMinBlockSize - 1) // kMinBlockSize)
+    return _C.alloc_sizes(size)[0]
 
 
 def allocation_size(size):
     """The size of the segment allocated for a rounded request of ``size`` bytes."""
-    if size <= kSmallSize:
-        return kSmallBuffer
-    if size < kMinLargeAlloc:
-        return kLargeBuffer
-    return kRoundLarge * ((size + kRoundLarge - 1) // kRoundLarge)
+    return _C.alloc_sizes(size)[1]
 
 
 def format_size(nbytes):
@@ -80,8 +72,6 @@ class CachingAllocator:
 
     def __init__(self, backend, device=0, record_event=None, query_event=None,
                  synchronize_event=None, max_split_size=None):
-        from .. import _C  # imported late: framework.cuda loads without touching a device
-
         self.backend = backend
         self.device = device
         # PYTORCH_CUDA_ALLOC_CONF's max_split_size_mb (in bytes): blocks this large are
@@ -117,9 +107,7 @@ class CachingAllocator:
             block = core.alloc(nbytes, stream, owned)  # another thread may have freed one
             if block is not None:
                 return block
-            size = round_size(nbytes)
-            small = size <= kSmallSize
-            alloc_size = allocation_size(size)
+            size, alloc_size, small = _C.alloc_sizes(nbytes)
             if self._total is None:
                 self._total = self.backend.mem_get_info()[1]
             if alloc_size > self._total:
@@ -339,8 +327,6 @@ class HostRawBackend:
         self._lock = threading.Lock()
 
     def raw_alloc(self, nbytes):
-        from .. import _C  # imported late: the allocator module itself needs no extension
-
         with self._lock:
             if self.capacity is not None and self.used + nbytes > self.capacity:
                 raise RawOutOfMemory(nbytes)
