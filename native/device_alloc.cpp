@@ -164,49 +164,40 @@ PyObject* call1(PyObject* fn, PyObject* arg) {
   return r;
 }
 
-// Frees the blocks whose recorded events have all completed.
-void process_events(Core* c) {
-  std::vector<Event> evs;
-  evs.swap(*c->events);  // callbacks may run other threads' frees, which append
-  size_t k = 0;
-  try {
-    std::vector<Event> pending;
-    for (; k < evs.size(); k++) {
-      Event& e = evs[k];
-      bool done = true;
-      if (c->query_event != Py_None) {
-        PyObject* r = call1(c->query_event, e.ev);
-        int t = PyObject_IsTrue(r);
-        Py_DECREF(r);
-        if (t < 0) throw py::error_already_set();
-        done = t;
-      }
-      if (!done) { pending.push_back(e); continue; }
-      Py_DECREF(e.ev);
-      if (--e.block->event_count == 0) free_block(c, e.block);
-    }
-    c->events->insert(c->events->begin(), pending.begin(), pending.end());
-  } catch (...) {
-    c->events->insert(c->events->begin(), evs.begin() + k, evs.end());
-    throw;
-  }
+// Whether event `ev` has completed (the query hook); with `wait`, waits for it first (the
+// synchronize hook). No hook: recorded work counts as done (the simulator's).
+bool event_done(Core* c, PyObject* ev, bool wait) {
+  PyObject* hook = wait ? c->sync_event : c->query_event;
+  if (hook == Py_None) return true;
+  PyObject* r = call1(hook, ev);
+  int t = wait ? 1 : PyObject_IsTrue(r);
+  Py_DECREF(r);
+  if (t < 0) throw py::error_already_set();
+  return t;
 }
 
-void sync_events(Core* c) {
-  std::vector<Event> evs;
-  evs.swap(*c->events);
+// Frees the blocks whose recorded events have all completed; with `wait`, after waiting
+// for every event. What stays pending keeps its order, an error from a hook included.
+void finish_events(Core* c, bool wait) {
+  std::vector<Event> evs, pending;
+  evs.swap(*c->events);  // hooks may let other threads' frees in, which append
   size_t k = 0;
   try {
     for (; k < evs.size(); k++) {
       Event& e = evs[k];
-      if (c->sync_event != Py_None) Py_DECREF(call1(c->sync_event, e.ev));
+      if (!event_done(c, e.ev, wait)) {
+        pending.push_back(e);
+        continue;
+      }
       Py_DECREF(e.ev);
       if (--e.block->event_count == 0) free_block(c, e.block);
     }
   } catch (...) {
-    c->events->insert(c->events->begin(), evs.begin() + k, evs.end());
+    pending.insert(pending.end(), evs.begin() + k, evs.end());
+    c->events->insert(c->events->begin(), pending.begin(), pending.end());
     throw;
   }
+  c->events->insert(c->events->begin(), pending.begin(), pending.end());
 }
 
 // Marks a free block allocated for `nbytes` (rounded: `size`), splitting off the tail it
@@ -324,7 +315,7 @@ PyObject* m_alloc(PyObject* self, const FastArgs& a) {
   if (nbytes < 0)
     throw std::runtime_error("Trying to create tensor with negative dimension: " +
                              std::to_string(nbytes));
-  if (!c->events->empty()) process_events(c);  // blocks wait for other streams: rare
+  if (!c->events->empty()) finish_events(c, false);  // blocks wait for other streams: rare
   const int64_t size = round_size(nbytes);
   const bool small = size <= kSmallSize;
   Pool& pool = *c->pools[small];
@@ -402,13 +393,13 @@ PyObject* m_record_stream(PyObject* self, const FastArgs& a) {
 
 PyObject* m_process_events(PyObject* self, const FastArgs& a) {
   a.expect(0);
-  process_events(core_of(self));
+  finish_events(core_of(self), false);
   return nullptr;
 }
 
 PyObject* m_sync_events(PyObject* self, const FastArgs& a) {
   a.expect(0);
-  sync_events(core_of(self));
+  finish_events(core_of(self), true);
   return nullptr;
 }
 
@@ -416,15 +407,12 @@ PyObject* m_sync_events(PyObject* self, const FastArgs& a) {
 PyObject* m_release_free_segments(PyObject* self, const FastArgs& a) {
   a.expect(0);
   Core* c = core_of(self);
-  std::vector<Block*> whole;
-  for (auto& kv : *c->segments) {
-    Block* b = kv.second;
-    if (!b->allocated && !b->event_count && !b->is_split()) whole.push_back(b);
-  }
+  std::vector<Block*> heads;  // remove_segment erases from the map: not while walking it
+  for (auto& kv : *c->segments) heads.push_back(kv.second);
   py::list out;
-  for (Block* b : whole) {
-    out.append(py::int_(b->ptr));
-    remove_segment(c, b);
+  for (Block* b : heads) {
+    const uint64_t ptr = b->ptr;
+    if (remove_segment(c, b)) out.append(py::int_(ptr));
   }
   return out.release().ptr();
 }

@@ -9,7 +9,6 @@ from . import args
 _make = Tensor._make
 _host_alloc = _C.host_alloc
 _default_devices = [CPU]
-_strides_cache = ROW_MAJOR_STRIDES
 _INT64_MAX = args.INT64_MAX
 
 
@@ -36,13 +35,13 @@ def remember(cache, key, value, limit=4096):
 
 def contiguous_strides(shape):
     """Row-major strides (in elements) of a shape."""
-    st = _strides_cache.get(shape)
+    st = ROW_MAJOR_STRIDES.get(shape)
     if st is None:
         acc, out = 1, []
         for n in reversed(shape):
             out.append(acc)
             acc *= n if n > 1 else 1
-        st = remember(_strides_cache, shape, tuple(reversed(out)))
+        st = remember(ROW_MAJOR_STRIDES, shape, tuple(reversed(out)))
     return st
 
 
@@ -95,7 +94,7 @@ def empty(shape, dtype, device):
         st = runtime.alloc_storage(n, device)
     else:
         st = storage(n, device)
-    stride = _strides_cache.get(shape)
+    stride = ROW_MAJOR_STRIDES.get(shape)
     if stride is None:
         stride = contiguous_strides(shape)
     return _make(st, shape, stride, 0, dtype)
