@@ -1,10 +1,11 @@
 """CPU launchers: linalg family (batched strided GEMM on OpenBLAS)."""
 from .. import _C
+from . import reduction
 from .copy import copy
 
 
 def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=None,
-           compute=None):
+           compute=None, row_sums=None):
     """out[..., M, N] = beta * C + alpha * a[..., M, K] @ b[..., K, N] for every batch index,
     C being ``c`` (read through ``c_stride``) when given, else out.
 
@@ -12,7 +13,11 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
     shape, ``c_stride`` to out's whole shape (0 where broadcast); beta == 0 means C is not
     read. c must not overlap out unless it is out itself. ``compute``: the dtype the product
     is taken in (None: out's, shared by a, b and c); operands of another dtype are converted
-    to it first, and the result is converted into out."""
+    to it first, and the result is converted into out. ``row_sums``: a contiguous 1-d
+    tensor of M that also receives the sums over K of a's rows (a single matrix), taken in
+    the product's dtype and rounded to it."""
+    if row_sums is not None:
+        _row_sums(row_sums, a, a_stride, compute or out.dtype)
     if compute is not None and compute is not out.dtype:
         res = _converted(out, out._stride, compute)[0]   # (out's own strides)
         if c is None and beta != 0:
@@ -33,6 +38,13 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
     _C.matmul(out.dtype.code, out.data_ptr(), out._stride, a.data_ptr(), a_stride,
               b.data_ptr(), b_stride, shape[:-2], shape[-2], shape[-1], a._shape[-1], beta,
               alpha)
+
+
+def _row_sums(res, a, a_stride, dtype):
+    """res[i] = the sum over k of a[i, k] in ``dtype``, rounded to it (one reduction)."""
+    a, a_stride = _converted(a, a_stride, dtype, True)
+    geom = (res._shape, (a_stride[-2],), (1,), (0,), (a._shape[-1],), (a_stride[-1],))
+    reduction.reduce("sum" if res.dtype is dtype else "sum_rounded", a, res, None, geom)
 
 
 def _converted(t, stride, dtype, fill=False):

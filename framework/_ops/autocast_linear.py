@@ -113,6 +113,7 @@ def autocast_linear_backward(grad_out, input, weight, bias, dtype, output_mask):
         if gi.numel():
             kernels.matmul(gi, grad_out, grad_out._stride, weight,
                            _batched(weight._stride, nd), 0, 1, None, None, dtype)
+    want_gb = output_mask[2] and bias is not None
     if output_mask[1]:
         gw = alloc.empty(weight._shape, weight.dtype, dev)
         g2, x2 = _rows(grad_out), _rows(input)
@@ -121,8 +122,11 @@ def autocast_linear_backward(grad_out, input, weight, bias, dtype, output_mask):
         elif gw.numel():
             (rows, n), (sr, sn) = g2._shape, g2._stride
             g2t = Tensor._make(g2._storage, (n, rows), (sn, sr), g2._offset, g2.dtype)
-            kernels.matmul(gw, g2t, g2t._stride, x2, x2._stride, 0, 1, None, None, dtype)
-    if output_mask[2] and bias is not None:
+            if want_gb:  # the bias gradient: the sums of g2t's rows, in the same GEMM
+                gb = alloc.empty(bias._shape, bias.dtype, dev)
+            kernels.matmul(gw, g2t, g2t._stride, x2, x2._stride, 0, 1, None, None, dtype,
+                           gb)
+    if want_gb and gb is None:
         # the unfused backward's sum in dtype, then its ToCopy: one reduction
         g = grad_out.to(dtype)      # (itself when it is of dtype already)
         dims = list(range(nd - 1))

@@ -71,9 +71,9 @@ def _linear_kernel(out, pre, a, w, bias, M, N, K, sam, sak, swn, swk, sbias, lay
     offs_m, offs_n, mask_m, mask_n, offs_k, a_ptrs, w_ptrs, step_a, step_w = _tile_operands(
         a, w, pid_m, pid_n, M, N, sam, sak, swk, swn, IDX64, BLOCK_M, BLOCK_N, BLOCK_K)
 
-    acc = _mm_loop(a_ptrs, w_ptrs, mask_m, mask_n, offs_k, K, step_a, step_w, MODE, PRECISION,
-                   ACC, a.dtype.element_ty, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M,
-                   BLOCK_N, BLOCK_K)
+    acc, _ = _mm_loop(a_ptrs, w_ptrs, mask_m, mask_n, offs_k, K, step_a, step_w, MODE,
+                      PRECISION, ACC, a.dtype.element_ty, UPCAST, EVEN_M, EVEN_N, EVEN_K,
+                      BLOCK_M, BLOCK_N, BLOCK_K, False)
 
     # epilogue: bias and activation on the accumulator, one rounding per stored value
     if HAS_BIAS:

@@ -50,6 +50,7 @@ from triton.runtime.autotuner import Autotuner, Heuristics
 
 from .. import _dtype, _matmul_precision, cuda
 from .._ops import alloc
+from .._tensor import Tensor
 from .pointwise import BLOCK, _down, _index, _offset, _up, collapse
 from .launcher import cached, cdiv, next_pow2
 
@@ -152,12 +153,14 @@ def _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b,
              MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
              DOT_T: tl.constexpr, UPCAST: tl.constexpr, EVEN_M: tl.constexpr,
              EVEN_N: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr,
-             BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+             BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, ROW_SUMS: tl.constexpr):
     """The (BLOCK_M, BLOCK_N) accumulator of a @ b over K, walking a_ptrs (BLOCK_M, BLOCK_K)
     and b_ptrs (BLOCK_K, BLOCK_N) by step_a / step_b per K tile: tl.dot (MODE_DOT) of the
     tiles rounded to DOT_T where they are wider (autocast's casts, done on load), or
-    multiply-and-sum in ACC (MODE_FMA, float64 and integers)."""
+    multiply-and-sum in ACC (MODE_FMA, float64 and integers); and the float32 sums over K
+    of the rows of a (as dotted) when ROW_SUMS (MODE_DOT), else zeros."""
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    sums = tl.zeros((BLOCK_M,), dtype=tl.float32)
     for kk in range(0, tl.cdiv(K, BLOCK_K)):
         mask_k = offs_k < K - kk * BLOCK_K
         av = _load(a_ptrs, mask_m, mask_k, not EVEN_M, not EVEN_K)
@@ -171,20 +174,23 @@ def _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b,
                 av = av.to(tl.float32)
                 bv = bv.to(tl.float32)
             acc = tl.dot(av, bv, acc, input_precision=PRECISION, out_dtype=acc.dtype)
+            if ROW_SUMS:
+                sums += tl.sum(_up(av).to(tl.float32), axis=1)
         else:
             prod = av.to(ACC)[:, :, None] * bv.to(ACC)[None, :, :]
             acc += tl.sum(prod, axis=1).to(ACC)
         a_ptrs += step_a
         b_ptrs += step_b
-    return acc
+    return acc, sums
 
 
 @triton.jit(do_not_specialize=["nbatch", "layout"])
-def _mm_kernel(out, a, b, c, M, N, K, som, son, sam, sak, sbk, sbn, scm, scn,
-               bshape, bso, bsa, bsb, bsc, b0, ksplit, split_stride, alpha, beta, nbatch,
-               layout, MODE: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
-               DOT_T: tl.constexpr, ROUND_T: tl.constexpr, BETA_ZERO: tl.constexpr,
-               HAS_C: tl.constexpr, NB: tl.constexpr,
+def _mm_kernel(out, a, b, c, sums, M, N, K, som, son, sam, sak, sbk, sbn, scm, scn,
+               bshape, bso, bsa, bsb, bsc, b0, ksplit, split_stride, sums_stride, alpha, beta,
+               nbatch, layout, MODE: tl.constexpr, PRECISION: tl.constexpr,
+               ACC: tl.constexpr, DOT_T: tl.constexpr, ROUND_T: tl.constexpr,
+               BETA_ZERO: tl.constexpr, HAS_C: tl.constexpr, ROW_SUMS: tl.constexpr,
+               NB: tl.constexpr,
                IDX64: tl.constexpr, UPCAST: tl.constexpr, EVEN_M: tl.constexpr,
                EVEN_N: tl.constexpr, EVEN_K: tl.constexpr, BLOCK_M: tl.constexpr,
                BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
@@ -205,7 +211,10 @@ def _mm_kernel(out, a, b, c, M, N, K, som, son, sam, sak, sbk, sbn, scm, scn,
     own dtype unless the product is narrower; the workspace's for split-K parts). UPCAST: dot the operands as float32 (exact for bfloat16; only under
     Triton's interpreter, whose tl.dot multiplies the raw bits of bfloat16 operands).
     EVEN_M/N/K: the size is a multiple of its tile, so loads along it need no mask (set by
-    the heuristics below)."""
+    the heuristics below). ROW_SUMS (MODE_DOT, a single matrix): the programs of the first
+    column of tiles also store the sums over K of a's rows, as dotted, at
+    sums + program_id(1) * sums_stride (rounded as out; a linear layer's bias gradient rides
+    in its weight gradient's GEMM); the other programs run the plain loop."""
     pid_m, pid_n = _tile_ids(M, N, BLOCK_M, BLOCK_N, GROUP_M)
 
     bi = tl.program_id(2).to(tl.int64) + b0
@@ -220,9 +229,15 @@ def _mm_kernel(out, a, b, c, M, N, K, som, son, sam, sak, sbk, sbn, scm, scn,
     offs_m, offs_n, mask_m, mask_n, offs_k, a_ptrs, b_ptrs, step_a, step_b = _tile_operands(
         a, b, pid_m, pid_n, M, N, sam, sak, sbk, sbn, IDX64, BLOCK_M, BLOCK_N, BLOCK_K)
 
-    acc = _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, k_len, step_a, step_b, MODE,
-                   PRECISION, ACC, DOT_T, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N,
-                   BLOCK_K)
+    if ROW_SUMS and pid_n == 0:
+        acc, rows = _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, k_len, step_a, step_b,
+                             MODE, PRECISION, ACC, DOT_T, UPCAST, EVEN_M, EVEN_N, EVEN_K,
+                             BLOCK_M, BLOCK_N, BLOCK_K, True)
+        _round_store(sums + split * sums_stride + offs_m, rows, mask_m, ROUND_T)
+    else:
+        acc, rows = _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, k_len, step_a, step_b,
+                             MODE, PRECISION, ACC, DOT_T, UPCAST, EVEN_M, EVEN_N, EVEN_K,
+                             BLOCK_M, BLOCK_N, BLOCK_K, False)
 
     mask = mask_m[:, None] & mask_n[None, :]
     o_ptrs = out + offs_m[:, None] * som + offs_n[None, :] * son
@@ -249,37 +264,59 @@ def _epilogue(acc, o_ptrs, c_ptrs, mask, K, alpha, beta, ACC: tl.constexpr,
             if cv.dtype != ROUND_T:
                 cv = _down(cv, ROUND_T)
             r = be * _up(cv).to(ACC) + r
-        if o_ptrs.dtype.element_ty != ROUND_T:
-            r = _up(_down(r, ROUND_T))
+        _round_store(o_ptrs, r, mask, ROUND_T)
     else:
         r = tl.where(K > 0, acc.to(tl.int64) * tl.cast(alpha, tl.int64), 0)
         if not BETA_ZERO:
             r = tl.cast(beta, tl.int64) * tl.load(c_ptrs, mask=mask, other=0).to(tl.int64) + r
-    tl.store(o_ptrs, _down(r, o_ptrs.dtype.element_ty), mask=mask)
+        tl.store(o_ptrs, _down(r, o_ptrs.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _round_store(ptrs, r, mask, ROUND_T: tl.constexpr):
+    """Stores float values r at ptrs, rounded to ROUND_T first where the target is wider
+    (the product's dtype, as the casts of autocast round it)."""
+    if ptrs.dtype.element_ty != ROUND_T:
+        r = _up(_down(r, ROUND_T))
+    tl.store(ptrs, _down(r, ptrs.dtype.element_ty), mask=mask)
 
 
 @cached
 @triton.jit
-def _splitk_reduce_kernel(out, c, ws, n, splits, shape, so, sc, alpha, beta,
+def _splitk_reduce_kernel(out, c, ws, n, splits, shape, so, sc, alpha, beta, sums, sums_n,
                           ACC: tl.constexpr, DOT_T: tl.constexpr, BETA_ZERO: tl.constexpr,
-                          HAS_C: tl.constexpr,
+                          HAS_C: tl.constexpr, ROW_SUMS: tl.constexpr,
                           NDIM: tl.constexpr, CONTIG: tl.constexpr, C_CONTIG: tl.constexpr,
                           IDX64: tl.constexpr, BLOCK: tl.constexpr):
     """out = beta * C + alpha * (the sum of the ``splits`` parts of the workspace), C being
     c (strides sc) when HAS_C, else out, for BLOCK of the n elements of out (row-major over
-    its (shape, so)); part s of element i is ws[s * n + i]."""
-    i, mask = _index(n, BLOCK, IDX64)
-    ws_ptrs = ws + i
-    acc = tl.zeros([BLOCK], dtype=ACC)
-    for _ in range(0, splits):
-        acc += tl.load(ws_ptrs, mask=mask, other=0)
-        ws_ptrs += n
-    o_ptrs = out + _offset(i, shape, so, NDIM, CONTIG)
-    if HAS_C:
-        c_ptrs = c + _offset(i, shape, sc, NDIM, C_CONTIG)
+    its (shape, so)); part s of element i is ws[s * n + i]. ROW_SUMS: the programs past
+    out's also sum the parts of the tile kernel's row sums, part s of row j at
+    ws[splits * n + s * sums_n + j], into the contiguous ``sums``."""
+    rows = False
+    if ROW_SUMS:
+        rows = tl.program_id(0) >= tl.cdiv(n, BLOCK)
+    if rows:
+        j = (tl.program_id(0) - tl.cdiv(n, BLOCK)) * BLOCK + tl.arange(0, BLOCK)
+        part = ws + splits.to(tl.int64) * n + j
+        total = tl.zeros([BLOCK], dtype=tl.float32)
+        for _ in range(0, splits):
+            total += tl.load(part, mask=j < sums_n, other=0)
+            part += sums_n
+        _round_store(sums + j, total, j < sums_n, DOT_T)
     else:
-        c_ptrs = o_ptrs
-    _epilogue(acc, o_ptrs, c_ptrs, mask, 1, alpha, beta, ACC, DOT_T, BETA_ZERO)
+        i, mask = _index(n, BLOCK, IDX64)
+        ws_ptrs = ws + i
+        acc = tl.zeros([BLOCK], dtype=ACC)
+        for _ in range(0, splits):
+            acc += tl.load(ws_ptrs, mask=mask, other=0)
+            ws_ptrs += n
+        o_ptrs = out + _offset(i, shape, so, NDIM, CONTIG)
+        if HAS_C:
+            c_ptrs = c + _offset(i, shape, sc, NDIM, C_CONTIG)
+        else:
+            c_ptrs = o_ptrs
+        _epilogue(acc, o_ptrs, c_ptrs, mask, 1, alpha, beta, ACC, DOT_T, BETA_ZERO)
 
 
 _mm = triton.heuristics({
@@ -428,7 +465,7 @@ def _extent(rows, cols, rs, cs):
 
 
 def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=None,
-           compute=None):
+           compute=None, row_sums=None):
     """out[..., M, N] = beta * C + alpha * a[..., M, K] @ b[..., K, N] for every batch index,
     C being ``c`` (read through ``c_stride``) when given, else out.
 
@@ -437,7 +474,10 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
     read. c must not overlap out unless it is out itself. ``compute`` (float16 or
     bfloat16; None: out's dtype, which a, b and c then share): the dtype the product is
     taken in, to which a, b, c and the result are rounded where they are wider, as autocast
-    casts them (so a float32 weight needs no cast of its own)."""
+    casts them (so a float32 weight needs no cast of its own). ``row_sums``: a contiguous
+    1-d tensor of M floats that also receives the sums over K of a's rows, taken in the
+    product's dtype and rounded to it (a single float16, bfloat16 or float32 product: the
+    bias gradient beside a linear layer's weight gradient)."""
     so = out._stride
     if c is not None and (beta == 0 or (c.data_ptr() == out.data_ptr()
                                         and tuple(c_stride) == tuple(so))):
@@ -454,15 +494,16 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
     # a training loop multiplies the same layouts every step: the launch is planned once
     key = (out._shape, so, tuple(a_stride), tuple(b_stride),
            None if c is None else tuple(c_stride), a._shape[-1], name, precision, beta == 0,
-           cuda.is_simulated(), dtypes)
+           row_sums is not None, cuda.is_simulated(), dtypes)
     plan = _PLANS.get(key)
     if plan is None:
         plan = alloc.remember(_PLANS, key, _Plan(out._shape, so, a._shape[-1], a_stride,
                                                  b_stride, c_stride if c is not None else None,
-                                                 name, precision, beta == 0, key[-2], dtypes))
+                                                 name, precision, beta == 0, key[-3],
+                                                 key[-2], dtypes))
     if plan.empty:
         return
-    plan.run(out, a, b, c, alpha, beta)
+    plan.run(out, a, b, c, alpha, beta, row_sums)
 
 
 _PLANS = {}
@@ -474,8 +515,8 @@ class _Plan:
     launch, the tile config and heuristics chosen, so that later launches go straight to
     the (cached) kernel past Triton's heuristics and autotuner."""
 
-    def __init__(self, shape, so, k, sa, sb, sc, name, precision, beta_zero, simulated,
-                 mixed):
+    def __init__(self, shape, so, k, sa, sb, sc, name, precision, beta_zero, row_sums,
+                 simulated, mixed):
         shape, so, sa, sb = tuple(shape), list(so), list(sa), list(sb)
         has_c = sc is not None
         sc = list(so if sc is None else sc)
@@ -527,6 +568,8 @@ class _Plan:
         dot = name in ("float16", "bfloat16", "float32")
         if mixed and name not in ("float16", "bfloat16"):
             raise RuntimeError(f"matmul: operands of dtypes {mixed} computed in {name}")
+        if row_sums and (not dot or count != 1):
+            raise RuntimeError(f"matmul: row sums of a {name} product of {count} matrices")
         self.acc_name = "float32" if dot else ("float64" if not integer else
                                                "int64" if name == "int64" else "int32")
         self.k_major = None   # B's row stride when B is copied to column-major first
@@ -549,6 +592,7 @@ class _Plan:
         self.tile_c = tile_c = has_c and not part_beta_zero  # the tile kernel reads c
         if tile_c:  # a separate tuning key: the C tile's load adds to the epilogue
             layout |= 1 << 6 | int(scn == 1) << 7
+        layout |= int(row_sums) << 8
         self.m, self.n, self.k, self.count = m, n, k, count
         self.geometry = (m, n, k, som, son, sam, sak, sbk, sbn, scm, scn, bshape, tuple(bso),
                          bsa, bsb, bsc)
@@ -566,25 +610,31 @@ class _Plan:
                          ACC=_ACC_DTYPE[self.acc_name], DOT_T=self.dot_t,
                          ROUND_T=_ACC_DTYPE[self.acc_name] if splits > 1 else self.dot_t,
                          BETA_ZERO=part_beta_zero,
-                         HAS_C=tile_c, NB=ndims, IDX64=idx64,
+                         HAS_C=tile_c, ROW_SUMS=row_sums, NB=ndims, IDX64=idx64,
                          UPCAST=simulated and name == "bfloat16")
         self.direct = None   # the kernel's whole keyword arguments, once known
 
-    def run(self, out, a, b, c, alpha, beta):
+    def run(self, out, a, b, c, alpha, beta, row_sums=None):
         integer, splits = self.integer, self.splits
         alpha, beta = _param(alpha, integer), _param(0 if beta == 0 else beta, integer)
         if self.k_major is not None:
             b = _k_major(b, self.k, self.n, self.k_major)
-        dest = out
-        if splits > 1:
-            dest = alloc.empty((splits * self.count * self.m * self.n,),
-                               _dtype._NAMES[self.acc_name], out._storage.device)
-        part_alpha = _param(1, integer) if splits > 1 else alpha
         m, n, count = self.m, self.n, self.count
+        dest, sums, sums_stride = out, row_sums, 0
+        if splits > 1:  # the parts of out, then those of the row sums
+            parts = splits * count * m * n
+            dest = alloc.empty((parts + (splits * m if row_sums is not None else 0),),
+                               _dtype._NAMES[self.acc_name], out._storage.device)
+            if row_sums is not None:
+                sums = Tensor._make(dest._storage, (splits * m,), (1,), parts, dest.dtype)
+                sums_stride = m
+        if sums is None:
+            sums = dest  # not read: the pointer of the kernel without row sums
+        part_alpha = _param(1, integer) if splits > 1 else alpha
         for b0 in range(0, count, _GRID_Z):
             chunk = min(_GRID_Z, count - b0)
-            args = (dest, a, b, out if c is None else c, *self.geometry, b0, *self.tail,
-                    part_alpha, beta, count, self.layout)
+            args = (dest, a, b, out if c is None else c, sums, *self.geometry, b0, *self.tail,
+                    sums_stride, part_alpha, beta, count, self.layout)
             kw = self.direct
             if kw is not None:
                 grid = (cdiv(m, kw["BLOCK_M"]) * cdiv(n, kw["BLOCK_N"]), splits, chunk)
@@ -598,7 +648,7 @@ class _Plan:
             self.direct = self._chosen(args)
         if splits > 1:
             _splitk_reduce(out, self.shape, dest, splits, alpha, beta, self.acc_name, c,
-                           self.c_full_stride, self.dot_t)
+                           self.c_full_stride, self.dot_t, row_sums)
 
     def _chosen(self, args):
         """The keyword arguments the first launch went with: the tuned config (the
@@ -634,10 +684,13 @@ def _k_major(b, k, n, sbk):
     return bt
 
 
-def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name, c, c_stride, dot_t):
+def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name, c, c_stride, dot_t,
+                   sums=None):
     """out = beta * C + alpha * the sum of the split-K parts in ws (row-major over out's
-    shape, one part after another); C is c (strides c_stride over shape), or out if None."""
-    n = ws._shape[0] // splits
+    shape, one part after another); C is c (strides c_stride over shape), or out if None.
+    ``sums``: the row sums too, their parts after out's in ws."""
+    sums_n = 0 if sums is None else sums._shape[0]
+    n = (ws._shape[0] - splits * sums_n) // splits
     has_c = c is not None and beta != 0
     if has_c:  # dims merge only where they merge in both
         oshape, (so, sc) = collapse(shape, [out._stride, c_stride])
@@ -647,9 +700,10 @@ def _splitk_reduce(out, shape, ws, splits, alpha, beta, acc_name, c, c_stride, d
     extent = max(sum((size - 1) * st for size, st in zip(oshape, s)) for s in (so, sc)) + 1
     idx64 = max(n * splits, extent) + BLOCK >= 2**31
     contig = len(oshape) == 1 and so[0] == 1
-    _splitk_reduce_kernel[(cdiv(n, BLOCK),)](
+    _splitk_reduce_kernel[(cdiv(n, BLOCK) + cdiv(sums_n, BLOCK),)](
         out, c if has_c else out, ws, n, splits, oshape, so, sc, alpha, beta,
+        out if sums is None else sums, sums_n,
         ACC=_ACC_DTYPE[acc_name], DOT_T=dot_t, BETA_ZERO=beta == 0, HAS_C=has_c,
-        NDIM=len(oshape),
+        ROW_SUMS=sums is not None, NDIM=len(oshape),
         CONTIG=contig, C_CONTIG=has_c and len(oshape) == 1 and sc[0] == 1, IDX64=idx64,
         BLOCK=BLOCK)
