@@ -23,6 +23,15 @@ def rows_backward_input(dy, x, w, mean, rstd, dx, R, K, S, G, rms):
                                 rstd.data_ptr(), dx.data_ptr(), R, K, S, G, bool(rms))
 
 
+def rows_backward(dy, x, w, mean, rstd, dx, dw, db, R, K, rms):
+    """Layer/rms norm's backward over R > 0 rows of K > 0: the input gradient into dx and
+    the parameter gradients into dw and db (each may be None)."""
+    if dx is not None:
+        rows_backward_input(dy, x, w, mean, rstd, dx, R, K, 1, 1, rms)
+    if dw is not None or db is not None:
+        rows_backward_params(dy, x, mean, rstd, dw, db, R, K, rms)
+
+
 def rows_backward_params(dy, x, mean, rstd, dw, db, R, K, rms):
     """Column sums over R rows of K: dw = sum(dy * xhat), db = sum(dy) (either may be None)."""
     _C.norm_rows_backward_params(x.dtype.code, dy.data_ptr(), x.data_ptr(), _p(mean),

@@ -123,21 +123,15 @@ def _rows_backward(grad_out, input, mean, rstd, weight, shape, R, K, rms, mask):
     acc = _acc(input)
     x = _dense(input, input.dtype, dev)
     dy = _dense(grad_out, input.dtype, dev)
-    be = alloc.backend(dev).norm
-    dx = None
-    if mask[0]:
-        dx = alloc.empty(input._shape, input.dtype, dev)
-        if R and K:
-            be.rows_backward_input(dy, x, _dense(weight, acc, dev), mean, rstd, dx, R, K, 1, 1,
-                                   rms)
+    dx = alloc.empty(input._shape, input.dtype, dev) if mask[0] else None
     dw, db = _param_grads(dev, acc, mask, K)
-    if dw is not None or db is not None:
-        if R == 0:
-            for t in (dw, db):
-                if t is not None:
-                    t.zero_()
-        else:
-            be.rows_backward_params(dy, x, mean, rstd, dw, db, R, K, rms)
+    if R and K:
+        w = _dense(weight, acc, dev) if mask[0] else None
+        alloc.backend(dev).norm.rows_backward(dy, x, w, mean, rstd, dx, dw, db, R, K, rms)
+    elif R == 0:   # the sums over no rows
+        for t in (dw, db):
+            if t is not None:
+                t.zero_()
     return dx, _shaped(dw, shape), _shaped(db, shape)
 
 

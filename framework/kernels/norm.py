@@ -22,6 +22,7 @@ from .launcher import cached, cdiv, next_pow2
 
 _MAX_BLOCK = 4096
 _MIN_BLOCK = 16
+_ROW_PROGRAMS = 512  # programs of the fused row backward: about 4 per H100/H200 SM
 
 
 def _pow2(n, lo=_MIN_BLOCK):
@@ -190,6 +191,55 @@ def _rows_params_kernel(dy, x, mean, rstd, pw, pb, R, K, per, RMS: tl.constexpr,
 
 @cached
 @triton.jit
+def _rows_bwd_fused_kernel(dy, x, w, mean, rstd, dx, part, pb_off, R, D, per,
+                           RMS: tl.constexpr,
+                           HAS_W: tl.constexpr, HAS_DX: tl.constexpr, HAS_DW: tl.constexpr,
+                           HAS_DB: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr):
+    """Layer/rms norm's backward for rows that fit one block: program p takes rows
+    [p * per, p * per + per), writes their input gradients (HAS_DX) and its partial rows
+    of the weight and bias gradients, sum(dy * xhat) and sum(dy), at part + p * D and
+    part + pb_off + p * D."""
+    p = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK).to(tl.int64)
+    cmask = cols < D
+    if HAS_W:
+        wv = tl.load(w + cols, mask=cmask, other=0)
+    aw = tl.zeros([BLOCK], ACC)
+    ab = tl.zeros([BLOCK], ACC)
+    for i in range(0, per):
+        r = p * per + i
+        # the last program's rows past R load zeros and store nothing (their statistics
+        # are read from the last row: a scalar load takes no mask in every Triton)
+        mask = cmask & (r + cols * 0 < R)
+        g = tl.load(dy + r * D + cols, mask=mask, other=0).to(ACC)
+        rs = tl.load(rstd + tl.minimum(r, R - 1))
+        if RMS:
+            m = 0.0
+        else:
+            m = tl.load(mean + tl.minimum(r, R - 1))
+        xh = tl.where(mask, (tl.load(x + r * D + cols, mask=mask, other=0).to(ACC) - m) * rs,
+                      0.0)
+        if HAS_DW:
+            aw += g * xh
+        if HAS_DB:
+            ab += g
+        if HAS_DX:
+            if HAS_W:
+                g = g * wv
+            cx = tl.sum(g * xh, axis=0) / D
+            if RMS:
+                out = rs * (g - xh * cx)
+            else:
+                out = rs * (g - tl.sum(g, axis=0) / D - xh * cx)
+            tl.store(dx + r * D + cols, _down(out, dx.dtype.element_ty), mask=mask)
+    if HAS_DW:
+        tl.store(part + p * D + cols, aw, mask=cmask)
+    if HAS_DB:
+        tl.store(part + pb_off + p * D + cols, ab, mask=cmask)
+
+
+@cached
+@triton.jit
 def _col_sum_kernel(part, out, out2, P, K, BP: tl.constexpr, BK: tl.constexpr):
     """out = the column sums of part (P x K); programs of program_id(1) == 1 sum the next
     P x K block into out2 (dw and db in one launch)."""
@@ -304,6 +354,36 @@ def rows_backward_input(dy, x, w, mean, rstd, dx, R, K, S, G, rms):
     _rows_bwd_kernel[(R,)](dy, x, _or(w, rstd), _or(mean, rstd), rstd, dx, D, K, S, G,
                            RMS=bool(rms), HAS_W=w is not None, ACC=_acc(x), BLOCK=block,
                            ONE=D <= block, num_warps=_warps(block))
+
+
+def rows_backward(dy, x, w, mean, rstd, dx, dw, db, R, K, rms):
+    """Layer/rms norm's backward over R > 0 rows of K > 0: the input gradient into dx and
+    the parameter gradients into dw and db (each may be None). Rows that fit one block take
+    two launches: the input gradients with partial parameter rows, then their column sums."""
+    if K > _MAX_BLOCK:
+        if dx is not None:
+            rows_backward_input(dy, x, w, mean, rstd, dx, R, K, 1, 1, rms)
+        rows_backward_params(dy, x, mean, rstd, dw, db, R, K, rms)
+        return
+    from .._ops import alloc
+    block = _pow2(K)
+    outs = [t for t in (dw, db) if t is not None]
+    # a few programs per multiprocessor, each walking `per` rows: the partial rows stay few
+    per = cdiv(R, _ROW_PROGRAMS)
+    parts = cdiv(R, per)
+    # the partial rows of dw then db, one block each: one column-sum launch for both
+    part = rstd
+    if outs:
+        part = alloc.empty((len(outs), parts, K), outs[0].dtype, outs[0]._storage.device)
+    _rows_bwd_fused_kernel[(parts,)](
+        dy, x, _or(w, rstd), _or(mean, rstd), rstd, _or(dx, dy), part,
+        parts * K if len(outs) == 2 else 0, R, K, per, RMS=bool(rms), HAS_W=w is not None,
+        HAS_DX=dx is not None, HAS_DW=dw is not None, HAS_DB=db is not None, ACC=_acc(x),
+        BLOCK=block, num_warps=_warps(block))
+    if outs:
+        bk = min(block, 128)
+        _col_sum_kernel[(cdiv(K, bk), len(outs))](part, outs[0], outs[-1], parts, K, BP=16,
+                                                  BK=bk)
 
 
 def rows_backward_params(dy, x, mean, rstd, dw, db, R, K, rms):

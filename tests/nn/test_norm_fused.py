@@ -81,6 +81,38 @@ def test_layer_norm_rows(device, dtype, n):
            lambda a, w_, b_: TF.layer_norm(a, (n,), w_, b_, 1e-5), x, [w, b], device, dtype)
 
 
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+@pytest.mark.parametrize("needs", [(True, True, True), (True, False, False),
+                                   (False, True, False), (False, False, True)])
+def test_row_backward_programs_of_several_rows(device, monkeypatch, op, needs):
+    """cuda's row backward: each program walks several rows, writing their input gradients
+    and one partial row of the parameter gradients (the last program's rows past the end
+    dead), whichever gradients are asked for."""
+    from framework.kernels import norm as K
+    monkeypatch.setattr(K, "_ROW_PROGRAMS", 4)   # 11 rows: programs of 3, the last of 2
+    x, w, b = _data((11, 37)), _data(37, 1), _data(37, 2)
+    if op == "rms_norm":
+        fn, tfn, params = ((lambda a, w_: F.rms_norm(a, (37,), w_)),
+                           (lambda a, w_: TF.rms_norm(a, (37,), w_)), [w])
+    else:
+        fn, tfn, params = ((lambda a, w_, b_: F.layer_norm(a, (37,), w_, b_)),
+                           (lambda a, w_, b_: TF.layer_norm(a, (37,), w_, b_)), [w, b])
+    fx = fw_tensor(x, device, requires_grad=needs[0], dtype=fw.float32)
+    fps = [fw_tensor(p, device, requires_grad=r, dtype=fw.float32)
+           for p, r in zip(params, needs[1:])]
+    tx = torch.tensor(x, requires_grad=needs[0])
+    tps = [torch.tensor(p, requires_grad=r) for p, r in zip(params, needs[1:])]
+    g = np.random.default_rng(8).standard_normal((11, 37))
+    if not any(t.requires_grad for t in [fx] + fps):
+        pytest.skip("rms_norm has no bias")
+    fn(fx, *fps).backward(fw.tensor(g, dtype=fw.float32, device=device))
+    tfn(tx, *tps).backward(torch.tensor(g))
+    for f, t in zip([fx] + fps, [tx] + tps):
+        assert (f.grad is None) == (t.grad is None)
+        if f.grad is not None:
+            _close(f.grad, t.grad.numpy(), 1e-4)
+
+
 @pytest.mark.parametrize("affine", ["weight", "bias", "none"])
 def test_layer_norm_affine_combinations(device, affine):
     x = _data((4, 3, 40))
