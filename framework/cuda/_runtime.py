@@ -187,9 +187,16 @@ def current_streams():
     return d
 
 
+# set once any thread makes a non-default stream current: until then every current stream
+# is the default one, and stream_handle answers without looking at the thread's streams
+streams_in_use = False
+
+
 def stream_handle(index):
     """The raw handle of the current stream of device ``index`` (0: the default stream).
     Every allocation and every launch asks: a thread that never set a stream makes no dict."""
+    if not streams_in_use:
+        return 0
     streams = getattr(_tls, "streams", None)
     st = streams.get(index) if streams else None
     return 0 if st is None else st.cuda_stream
@@ -220,7 +227,8 @@ def alloc_storage(nbytes, device):
     if nbytes == 0:
         return Storage(0, 0, device, None)
     # the block (a _C.DeviceBlock) goes back to the cache when the storage is collected
-    block = s.allocator(index).alloc_owned(nbytes, stream_handle(index))
+    a = s.allocators[index] or s.allocator(index)
+    block = a.alloc_owned(nbytes, 0 if not streams_in_use else stream_handle(index))
     return Storage(block.ptr, nbytes, device, block)
 
 

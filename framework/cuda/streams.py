@@ -196,6 +196,7 @@ def set_stream(stream):
     if stream.cuda_stream == 0:
         streams.pop(stream.device_index, None)
     else:
+        _runtime.streams_in_use = True
         streams[stream.device_index] = stream
 
 

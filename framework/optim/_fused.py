@@ -14,7 +14,7 @@ import ctypes
 
 import framework as _fw
 from framework._ops.alloc import backend
-from framework._tensor import Tensor
+from framework._tensor import ROW_MAJOR_STRIDES as _ROW_MAJOR, Tensor
 
 from .optimizer import _check_fused_param, _to_scalar
 
@@ -28,7 +28,8 @@ def _parts(rows):
     """rows (tuples whose first item is the param) grouped by (device, dtype)."""
     parts = {}
     for r in rows:
-        parts.setdefault((str(r[0].device), r[0].dtype), []).append(r)
+        p = r[0]
+        parts.setdefault((p._storage.device, p.dtype), []).append(r)
     return parts.values()
 
 
@@ -37,6 +38,12 @@ def _run(rows, call):
     updated in place, None, or plain values), with contiguous stand-ins of the tensors, and
     copies the stand-ins back into the non-contiguous ones."""
     for part in _parts(rows):
+        # the usual case first: every tensor row-major (is_contiguous only where the strides
+        # are not the shape's row-major ones), one pass and nothing copied
+        if not any(isinstance(t, Tensor) and t._stride != _ROW_MAJOR.get(t._shape)
+                   and not t.is_contiguous() for r in part for t in r):
+            call(part)
+            continue
         dense = [tuple(_dense(t) if isinstance(t, Tensor) else t for t in r) for r in part]
         call(dense)
         for r, d in zip(part, dense):
