@@ -83,17 +83,13 @@ def _rows_forward(op, input, weight, bias, R, K, S, G, eps, rms, stat_shape):
     return y, mean, rstd
 
 
-def _param_grads(dev, acc, mask, count):
-    """Accumulation-dtype buffers for the weight and bias gradients the mask asks for."""
-    dw = alloc.empty((count,), acc, dev) if mask[1] else None
-    db = alloc.empty((count,), acc, dev) if mask[2] else None
+def _param_grads(dev, acc, mask, shape):
+    """Accumulation-dtype buffers of ``shape`` (the parameters') for the weight and bias
+    gradients the mask asks for; the kernels see them flat (the recorded formula casts
+    them to the parameters' dtype)."""
+    dw = alloc.empty(shape, acc, dev) if mask[1] else None
+    db = alloc.empty(shape, acc, dev) if mask[2] else None
     return dw, db
-
-
-def _shaped(g, shape):
-    # a flat gradient buffer as the parameter's gradient (the recorded formula casts it to
-    # the parameter's dtype)
-    return None if g is None else g.reshape(tuple(shape))
 
 
 # ---- layer_norm / rms_norm ----------------------------------------------------------------
@@ -124,7 +120,7 @@ def _rows_backward(grad_out, input, mean, rstd, weight, shape, R, K, rms, mask):
     x = _dense(input, input.dtype, dev)
     dy = _dense(grad_out, input.dtype, dev)
     dx = alloc.empty(input._shape, input.dtype, dev) if mask[0] else None
-    dw, db = _param_grads(dev, acc, mask, K)
+    dw, db = _param_grads(dev, acc, mask, tuple(shape))
     if R and K:
         w = _dense(weight, acc, dev) if mask[0] else None
         alloc.backend(dev).norm.rows_backward(dy, x, w, mean, rstd, dx, dw, db, R, K, rms)
@@ -132,7 +128,7 @@ def _rows_backward(grad_out, input, mean, rstd, weight, shape, R, K, rms, mask):
         for t in (dw, db):
             if t is not None:
                 t.zero_()
-    return dx, _shaped(dw, shape), _shaped(db, shape)
+    return dx, dw, db
 
 
 def _composite_rows(grad_out, input, dims, weight, eps, rms, mask):
@@ -236,7 +232,7 @@ def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, g
         if R and K * HxW:
             be.rows_backward_input(dy, x, _dense(weight, acc, dev), mean, rstd, dx, R, K, HxW,
                                    group, False)
-    dw, db = _param_grads(dev, acc, output_mask, C)
+    dw, db = _param_grads(dev, acc, output_mask, (C,))
     if dw is not None or db is not None:
         be.channel_param_grads(dy, x, mean, rstd, dw, db, N, C, HxW, group, max(K, 1))
     return dx, dw, db
