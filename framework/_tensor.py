@@ -199,6 +199,8 @@ class Tensor:
                 return True  # the common case: one lookup instead of the loop below
         except TypeError:  # a shape that is not a tuple
             pass
+        if 0 in self._shape:  # an empty tensor is contiguous whatever its strides
+            return True
         expected = 1
         for n, st in zip(reversed(self._shape), reversed(self._stride)):
             if n != 1:

@@ -522,7 +522,10 @@ def contiguous(input, memory_format=None):
     """Self if already contiguous in ``memory_format`` (default contiguous_format), else
     a copy that is."""
     fmt = _memory_format.contiguous_format if memory_format is None else memory_format
-    if input.is_contiguous(memory_format=fmt):
+    if fmt is _memory_format.contiguous_format:   # the common call: the row-major test
+        if input.is_contiguous():
+            return input
+    elif input.is_contiguous(memory_format=fmt):
         return input
     return clone(input, memory_format=fmt)
 
