@@ -229,7 +229,10 @@ def _mm_kernel(out, a, b, c, sums, M, N, K, som, son, sam, sak, sbk, sbn, scm, s
     offs_m, offs_n, mask_m, mask_n, offs_k, a_ptrs, b_ptrs, step_a, step_b = _tile_operands(
         a, b, pid_m, pid_n, M, N, sam, sak, sbk, sbn, IDX64, BLOCK_M, BLOCK_N, BLOCK_K)
 
-    if ROW_SUMS and pid_n == 0:
+    first_col = False   # a constexpr unless ROW_SUMS: no second loop compiled without
+    if ROW_SUMS:
+        first_col = pid_n == 0
+    if first_col:
         acc, rows = _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, k_len, step_a, step_b,
                              MODE, PRECISION, ACC, DOT_T, UPCAST, EVEN_M, EVEN_N, EVEN_K,
                              BLOCK_M, BLOCK_N, BLOCK_K, True)
@@ -293,10 +296,10 @@ def _splitk_reduce_kernel(out, c, ws, n, splits, shape, so, sc, alpha, beta, sum
     its (shape, so)); part s of element i is ws[s * n + i]. ROW_SUMS: the programs past
     out's also sum the parts of the tile kernel's row sums, part s of row j at
     ws[splits * n + s * sums_n + j], into the contiguous ``sums``."""
-    rows = False
+    sum_rows = False   # a constexpr unless ROW_SUMS
     if ROW_SUMS:
-        rows = tl.program_id(0) >= tl.cdiv(n, BLOCK)
-    if rows:
+        sum_rows = tl.program_id(0) >= tl.cdiv(n, BLOCK)
+    if sum_rows:
         j = (tl.program_id(0) - tl.cdiv(n, BLOCK)) * BLOCK + tl.arange(0, BLOCK)
         part = ws + splits.to(tl.int64) * n + j
         total = tl.zeros([BLOCK], dtype=tl.float32)
