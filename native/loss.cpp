@@ -196,8 +196,8 @@ void ce_forward_small(const T* x0, const int64_t* tgt, const acc_t<T>* w, acc_t<
 
 template <typename T, bool HasW, bool Smooth>
 void ce_backward(const T* x0, const int64_t* tgt, const acc_t<T>* w, const acc_t<T>* stats,
-                 const acc_t<T>* grow, T* gx0, int64_t rows, int64_t C, int64_t ignore,
-                 acc_t<T> eps, acc_t<T> wsum) {
+                 const acc_t<T>* grow, int64_t gstride, T* gx0, int64_t rows, int64_t C,
+                 int64_t ignore, acc_t<T> eps, acc_t<T> wsum) {
   using A = acc_t<T>;
   const A e = Smooth ? eps / A(C) : A(0);
   const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(C, 1));
@@ -210,7 +210,7 @@ void ce_backward(const T* x0, const int64_t* tgt, const acc_t<T>* w, const acc_t
         std::fill(gx, gx + C, T(0.0f));
         continue;
       }
-      const A g = grow[r], M = stats[r], L = stats[rows + r];
+      const A g = grow[r * gstride], M = stats[r], L = stats[rows + r];
       const A wy = HasW ? w[t] : A(1);
       const A bg = (Smooth ? (1 - eps) : A(1)) * wy * g;
       const A ag = Smooth ? bg + e * wsum * g : bg;
@@ -259,8 +259,8 @@ void forward(uintptr_t x, uintptr_t t, uintptr_t w, uintptr_t loss, uintptr_t st
 
 template <typename T>
 void backward(uintptr_t x, uintptr_t t, uintptr_t w, uintptr_t ws, uintptr_t stats,
-              uintptr_t grow, uintptr_t gx, int64_t rows, int64_t C, int64_t ignore,
-              double eps) {
+              uintptr_t grow, int64_t gstride, uintptr_t gx, int64_t rows, int64_t C,
+              int64_t ignore, double eps) {
   using A = acc_t<T>;
   const std::vector<A> wa = weights_of<T>(w, C);
   const A* wp = w ? wa.data() : nullptr;
@@ -268,7 +268,7 @@ void backward(uintptr_t x, uintptr_t t, uintptr_t w, uintptr_t ws, uintptr_t sta
   auto run = [&](auto has_w, auto smooth) {
     ce_backward<T, decltype(has_w)::value, decltype(smooth)::value>(
         ptr<const T>(x), ptr<const int64_t>(t), wp, ptr<const A>(stats), ptr<const A>(grow),
-        ptr<T>(gx), rows, C, ignore, A(eps), wsum);
+        gstride, ptr<T>(gx), rows, C, ignore, A(eps), wsum);
   };
   using F = std::false_type;
   using Tr = std::true_type;
@@ -292,15 +292,19 @@ void register_loss(py::module_& m) {
     FW_DISPATCH_FLOAT(dt, "cross_entropy",
                       (forward<scalar_t>(x, t, w, loss, stats, wrow, rows, C, ignore, eps)));
   });
-  // gx (rows, C) = gradient of the per-row losses scaled by grow (rows,), from x and lse
-  // (ws: the sum of the weights, compute type; 0: C)
+  // gx (rows, C) = gradient of the per-row losses scaled by grow (row r's at r * gstride:
+  // gstride 0 scales every row alike), from x and lse (ws: the sum of the weights, compute
+  // type; 0: C)
   m.def("cross_entropy_backward", [](int dt, uintptr_t x, uintptr_t t, uintptr_t w,
-                                     uintptr_t ws, uintptr_t stats, uintptr_t grow, uintptr_t gx,
-                                     int64_t rows, int64_t C, int64_t ignore, double eps) {
+                                     uintptr_t ws, uintptr_t stats, uintptr_t grow,
+                                     int64_t gstride, uintptr_t gx, int64_t rows, int64_t C,
+                                     int64_t ignore, double eps) {
     if (rows < 0 || C < 0) fail("cross_entropy_backward: negative size");
+    if (gstride != 0 && gstride != 1) fail("cross_entropy_backward: grow stride 0 or 1");
     py::gil_scoped_release nogil;
     FW_DISPATCH_FLOAT(dt, "cross_entropy_backward",
-                      (backward<scalar_t>(x, t, w, ws, stats, grow, gx, rows, C, ignore, eps)));
+                      (backward<scalar_t>(x, t, w, ws, stats, grow, gstride, gx, rows, C,
+                                          ignore, eps)));
   });
 }
 

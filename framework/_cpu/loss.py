@@ -22,8 +22,10 @@ def cross_entropy_forward(x, target, weight, loss, stats, wrow, rows, C, ignore_
 def cross_entropy_backward(x, target, weight, wsum, stats, grow, gx, rows, C, ignore_index,
                            label_smoothing):
     """gx (rows, C, x's dtype) = gradient of cross_entropy_forward's per-row losses, each
-    scaled by grow (rows,), computed from the logits x and the forward's stats alone. ``wsum``: the sum of
-    ``weight`` (a 1-element tensor of the compute dtype) or None without weight."""
+    scaled by grow (rows,; or 1 element, the same for every row), computed from the logits
+    x and the forward's stats alone. ``wsum``: the sum of ``weight`` (a 1-element tensor of
+    the compute dtype) or None without weight."""
     _C.cross_entropy_backward(x.dtype.code, x.data_ptr(), target.data_ptr(), _ptr(weight),
-                              _ptr(wsum), stats.data_ptr(), grow.data_ptr(), gx.data_ptr(), rows, C,
+                              _ptr(wsum), stats.data_ptr(), grow.data_ptr(),
+                              0 if grow.numel() == 1 else 1, gx.data_ptr(), rows, C,
                               int(ignore_index), float(label_smoothing))

@@ -17,7 +17,9 @@ or the user after backward, and nothing here can prove they are not.
 The backward's own derivatives (double backward) are formulas over framework ops below.
 """
 from .. import _dtype
+from .._tensor import Tensor
 from . import alloc
+from .reduction import sum as _sum
 from .pointwise import require_tensor, type_name
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -96,16 +98,16 @@ def cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_inde
     """(loss, stats): cross entropy of logits ``input`` ((N, C), (N, C, d1, ...) or (C,))
     against class indices ``target``, as nn.functional.cross_entropy. Both are in the
     compute dtype (float64 for float64 logits, else float32; nn.functional rounds the loss
-    to a 16-bit input's dtype outside autocast). ``stats`` (2, rows) holds each row's
-    maximum and log(sum(exp(x - max))) (their sum is the row's logsumexp), kept for the
-    backward."""
+    to a 16-bit input's dtype outside autocast). ``stats`` (2 * rows + 1,) holds each row's
+    maximum, then each row's log(sum(exp(x - max))) (their sum is the row's logsumexp), then
+    for 'mean' the total weight of the targets: what the backward reads."""
     op = "cross_entropy"
     _check(op, input, target, weight, reduction)
     x, t, rows, C = _rows(input, target)
     device = x._storage.device
     acc = _acc(input.dtype)
     loss = alloc.empty((rows,), acc, device)
-    stats = alloc.empty((2, rows), acc, device)
+    stats = alloc.empty((2 * rows + 1,), acc, device)
     wrow = alloc.empty((rows,), acc, device)
     alloc.backend(device).loss.cross_entropy_forward(
         x, t, _weight_of(weight), loss, stats, wrow, rows, C, ignore_index,
@@ -115,9 +117,20 @@ def cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_inde
     elif reduction == "sum":
         out = loss.sum()
     else:
-        # 0 / 0 = NaN when every target is ignored, as PyTorch
-        out = loss.sum() / wrow.sum()
+        # 0 / 0 = NaN when every target is ignored, as PyTorch; the total is kept in stats
+        total = _total_weight(stats, rows, ())
+        _sum(wrow, out=total)
+        out = loss.sum() / total
     return out, stats
+
+
+def _total_weight(stats, rows, shape):
+    """The total target weight that a 'mean' forward left at the end of ``stats``."""
+    if stats.numel() != 2 * rows + 1 or not stats.is_contiguous():
+        raise RuntimeError(f"cross_entropy_backward: expected the forward's stats, "
+                           f"{2 * rows + 1} contiguous values, got shape {list(stats.shape)}")
+    return Tensor._make(stats._storage, shape, (1,) * len(shape), stats._offset + 2 * rows,
+                        stats.dtype)
 
 
 def _target_weights(t, weight, ignore_index, dtype):
@@ -152,7 +165,13 @@ def cross_entropy_loss_backward(grad_output, input, target, weight, reduction, i
     x, t, rows, C = _rows(input, target)
     device = x._storage.device
     acc = _acc(input.dtype)
-    g = _row_grad(grad_output, t, weight, reduction, ignore_index, acc).contiguous()
+    if reduction == "none":      # a gradient per row
+        g = grad_output.to(acc).reshape(-1).contiguous()
+    else:                        # one for every row: the kernels read it as such
+        g = grad_output.to(acc).reshape(1)
+        if reduction == "mean":
+            g = g / _total_weight(stats, rows, (1,))
+        g = g.contiguous()
     wsum = None
     if weight is not None and label_smoothing > 0:
         wsum = weight.reshape(-1).to(acc).sum().reshape(1)

@@ -98,7 +98,8 @@ def _ce_forward_kernel(x, tgt, w, loss, stats, wrow, first_bad, rows, C, ignore,
 
 @cached
 @triton.jit
-def _ce_backward_kernel(x, tgt, w, wsum, stats, grow, gx, rows, C, ignore, eps_hi, eps_lo,
+def _ce_backward_kernel(x, tgt, w, wsum, stats, grow, g_stride, gx, rows, C, ignore, eps_hi,
+                        eps_lo,
                         HAS_W: tl.constexpr, SMOOTH: tl.constexpr, ACC: tl.constexpr,
                         R: tl.constexpr, BC: tl.constexpr):
     r = tl.program_id(0).to(tl.int64) * R + tl.arange(0, R).to(tl.int64)
@@ -110,7 +111,7 @@ def _ce_backward_kernel(x, tgt, w, wsum, stats, grow, gx, rows, C, ignore, eps_h
     tc = tl.where(keep, t, -1)
     M = tl.load(stats + r, mask=keep, other=0).to(ACC)
     L = tl.load(stats + rows + r, mask=keep, other=0).to(ACC)
-    g = tl.load(grow + r, mask=keep, other=0).to(ACC)
+    g = tl.load(grow + r * g_stride, mask=keep, other=0).to(ACC)
     if HAS_W:
         wy = tl.load(w + tc, mask=keep, other=0).to(ACC)
     else:
@@ -197,8 +198,9 @@ def cross_entropy_forward(x, target, weight, loss, stats, wrow, rows, C, ignore_
 def cross_entropy_backward(x, target, weight, wsum, stats, grow, gx, rows, C, ignore_index,
                            label_smoothing):
     """gx (rows, C, x's dtype) = gradient of cross_entropy_forward's per-row losses, each
-    scaled by grow (rows,), computed from the logits x and the forward's stats alone. ``wsum``: the sum of
-    ``weight`` (a 1-element tensor of the compute dtype) or None without weight."""
+    scaled by grow (rows,; or 1 element, the same for every row), computed from the logits
+    x and the forward's stats alone. ``wsum``: the sum of ``weight`` (a 1-element tensor of
+    the compute dtype) or None without weight."""
     _require_float(x)
     if rows * C == 0:
         return
@@ -206,5 +208,6 @@ def cross_entropy_backward(x, target, weight, wsum, stats, grow, gx, rows, C, ig
     hi, lo = _eps_parts(label_smoothing)
     _ce_backward_kernel[(cdiv(rows, r),)](
         x, target, x if weight is None else weight, stats if wsum is None else wsum, stats, grow,
-        gx, rows, C, int(ignore_index), hi, lo, HAS_W=weight is not None,
-        SMOOTH=label_smoothing > 0, ACC=_acc(x), R=r, BC=bc, num_warps=warps)
+        0 if grow.numel() == 1 else 1, gx, rows, C, int(ignore_index), hi, lo,
+        HAS_W=weight is not None, SMOOTH=label_smoothing > 0, ACC=_acc(x), R=r, BC=bc,
+        num_warps=warps)

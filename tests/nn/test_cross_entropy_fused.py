@@ -311,3 +311,33 @@ def test_softmax_backward_kernels(device, log):
                    Y * (G - (G * Y).sum(d, keepdims=True)))
             tol = 2e-2 if dt is fw.bfloat16 else 1e-5 if dt is fw.float32 else 1e-12
             np.testing.assert_allclose(to_np(gx).astype(np.float64), ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.skipif(not fw.cuda.is_available(), reason="needs cuda (or its simulator)")
+@pytest.mark.parametrize("reduction,want", [
+    ("mean", ["_binary_kernel", "_ce_backward_kernel"]),   # grad_output / the saved total
+    ("sum", ["_ce_backward_kernel"]),
+])
+def test_reduced_backward_launches(monkeypatch, reduction, want):
+    """A reduced loss's backward hands the kernel one upstream value for every row (and,
+    for 'mean', divides it by the total weight the forward kept): no per-row gradient is
+    built, no target weights summed again."""
+    from tests.helpers import launched_kernels
+    x, t, _ = _case((6, 10), ignore=2)
+    fx = fw_tensor(x, "cuda", dtype=fw.float32).requires_grad_()
+    loss = F.cross_entropy(fx, fw_tensor(t, "cuda"), reduction=reduction, ignore_index=2)
+    g = fw.ones((), device="cuda")   # (made before: the engine's ones_like would launch)
+    names = launched_kernels(monkeypatch)
+    loss.backward(g)
+    assert names == want
+    tx = torch.tensor(x, requires_grad=True)
+    TF.cross_entropy(tx, torch.tensor(t), reduction=reduction, ignore_index=2).backward()
+    np.testing.assert_allclose(to_np(fx.grad), tx.grad.numpy(), rtol=2e-5, atol=2e-6)
+
+
+def test_backward_refuses_other_stats(device):
+    x, t, _ = _case((3, 4))
+    fx, ft = fw_tensor(x, device, dtype=fw.float32), fw_tensor(t, device)
+    with pytest.raises(RuntimeError, match="expected the forward's stats, 7 contiguous"):
+        fw._cross_entropy_loss_backward(fw.ones((), device=device), fx, ft, None, "mean",
+                                        -100, 0.0, fw.zeros(2, 3, device=device))
