@@ -136,11 +136,10 @@ def _tensors(args, kwargs):
 def _widest(args, kwargs, dev):
     """PyTorch's ``promote``: float32 if any eligible argument is float32, else the
     lower-precision type (float16 with bfloat16 gives float32)."""
-    import framework as fw
     kinds = {t.dtype for t in _tensors(args, kwargs) if _eligible(t, dev)}
     if not kinds:
         return None
-    return kinds.pop() if len(kinds) == 1 else fw.float32
+    return kinds.pop() if len(kinds) == 1 else (_fw or _modules()).float32
 
 
 _BANNED_MSG = (
@@ -151,9 +150,20 @@ _BANNED_MSG = (
     "  binary_cross_entropy_with_logits and BCEWithLogits are\nsafe to autocast.")
 
 
+_fw = _al = None   # framework and autocast_linear: imported on first use (an import cycle)
+
+
+def _modules():
+    global _fw, _al
+    import framework
+    from . import autocast_linear
+    _fw, _al = framework, autocast_linear
+    return framework
+
+
 def _run(fn, name, policies, dtype_pos, args, kwargs):
-    import framework as fw
-    if kwargs.get("out") is not None:       # out= variants are not autocast (PyTorch's)
+    fw = _fw or _modules()
+    if kwargs and kwargs.get("out") is not None:       # out= variants are not autocast (PyTorch's)
         return fn(*args, **kwargs)
     dev = next((t._storage.device.type for t in _tensors(args, kwargs)), None)
     cat = policies.get(dev)
@@ -188,18 +198,19 @@ def _run(fn, name, policies, dtype_pos, args, kwargs):
 def _fused_linear(args, kwargs, to):
     """linear's casts done by its GEMM (framework._autocast_linear: the same bits, no cast
     kernels), where its arguments allow; else None."""
-    from . import autocast_linear
-    if len(args) + len(kwargs) > 3:
+    if not kwargs and 2 <= len(args) <= 3:     # the usual call: linear(x, w[, b])
+        x, w, b = args[0], args[1], args[2] if len(args) == 3 else None
+    else:
+        if len(args) + len(kwargs) > 3:
+            return None
+        names = ("input", "weight", "bias")
+        vals = dict(zip(names, args), **kwargs)
+        if set(vals) - set(names) or "input" not in vals or "weight" not in vals:
+            return None
+        x, w, b = vals["input"], vals["weight"], vals.get("bias")
+    if not _al.applies(x, w, b, to):
         return None
-    names = ("input", "weight", "bias")
-    vals = dict(zip(names, args), **kwargs)
-    if set(vals) - set(names) or "input" not in vals or "weight" not in vals:
-        return None
-    x, w, b = vals["input"], vals["weight"], vals.get("bias")
-    if not autocast_linear.applies(x, w, b, to):
-        return None
-    import framework as fw
-    return fw._autocast_linear(x, w, b, to)
+    return _fw._autocast_linear(x, w, b, to)
 
 
 def wrap(fn, name, policies):

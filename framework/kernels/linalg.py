@@ -445,10 +445,15 @@ def _fold_rows(batch, so, sa, sb, sc, m):
 
 def _param(value, integer):
     """alpha/beta as the kernel takes them: an int64 value, or the bits of a float64."""
+    if value.__class__ is int and 0 <= value <= 1:   # the usual 0 and 1: no packing
+        return value if integer else _BITS_0_1[value]
     if integer:
         v = int(value)
         return (v + 2**63) % 2**64 - 2**63
     return struct.unpack("<q", struct.pack("<d", float(value)))[0]
+
+
+_BITS_0_1 = (0, struct.unpack("<q", struct.pack("<d", 1.0))[0])
 
 
 def _splits(m, n, k, count):
