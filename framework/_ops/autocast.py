@@ -186,7 +186,8 @@ def _run(fn, name, policies, dtype_pos, args, kwargs):
             fused = _fused_linear(args, kwargs, to)
             if fused is not None:
                 return fused
-        if to is not None:
+        if to is not None and any(t.dtype is not to and _eligible(t, dev)
+                                  for t in _tensors(args, kwargs)):
             args = tuple(_cast(a, to, dev) for a in args)
             kwargs = {k: _cast(v, to, dev) for k, v in kwargs.items()}
         return fn(*args, **kwargs)

@@ -138,7 +138,7 @@ def _normalized_dims(input, normalized_shape, fn, star_sep):
     if k == 0:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
                            "containing at least one element, but got normalized_shape = []")
-    if input.dim() < k or list(input.shape[input.dim() - k:]) != shape:
+    if input.dim() < k or list(input._shape[input.dim() - k:]) != shape:
         inner = ", ".join(str(s) for s in shape)
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
                            f"[*{star_sep}{inner}], but got input of size{list(input.shape)}")
@@ -146,7 +146,7 @@ def _normalized_dims(input, normalized_shape, fn, star_sep):
 
 
 def _check_same(t, name, shape):
-    if t is not None and list(t.shape) != shape:
+    if t is not None and list(t._shape) != shape:
         raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                            f"{name} of shape {list(t.shape)} and normalized_shape = {shape}")
 
