@@ -126,9 +126,6 @@ def cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_inde
 
 def _total_weight(stats, rows, shape):
     """The total target weight that a 'mean' forward left at the end of ``stats``."""
-    if stats.numel() != 2 * rows + 1 or not stats.is_contiguous():
-        raise RuntimeError(f"cross_entropy_backward: expected the forward's stats, "
-                           f"{2 * rows + 1} contiguous values, got shape {list(stats.shape)}")
     return Tensor._make(stats._storage, shape, (1,) * len(shape), stats._offset + 2 * rows,
                         stats.dtype)
 
@@ -163,6 +160,9 @@ def cross_entropy_loss_backward(grad_output, input, target, weight, reduction, i
     _check(op, input, target, weight, reduction)
     require_tensor(op, grad_output, "grad_output")
     x, t, rows, C = _rows(input, target)
+    if stats.numel() != 2 * rows + 1 or not stats.is_contiguous():
+        raise RuntimeError(f"{op}: expected the forward's stats, {2 * rows + 1} contiguous "
+                           f"values, got shape {list(stats.shape)}")
     device = x._storage.device
     acc = _acc(input.dtype)
     if reduction == "none":      # a gradient per row
@@ -177,7 +177,7 @@ def cross_entropy_loss_backward(grad_output, input, target, weight, reduction, i
         wsum = weight.reshape(-1).to(acc).sum().reshape(1)
     gx = alloc.empty((rows, C), input.dtype, device)
     alloc.backend(device).loss.cross_entropy_backward(
-        x, t, _weight_of(weight), wsum, stats.contiguous(), g, gx, rows, C, ignore_index,
+        x, t, _weight_of(weight), wsum, stats, g, gx, rows, C, ignore_index,
         float(label_smoothing))
     if input.dim() <= 2:
         return gx.reshape(input.shape)

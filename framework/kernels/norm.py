@@ -368,6 +368,8 @@ def rows_backward(dy, x, w, mean, rstd, dx, dw, db, R, K, rms):
     from .._ops import alloc
     block = _pow2(K)
     outs = [t for t in (dw, db) if t is not None]
+    if dx is None and not outs:
+        return
     # a few programs per multiprocessor, each walking `per` rows: the partial rows stay few
     per = cdiv(R, _ROW_PROGRAMS)
     parts = cdiv(R, per)
