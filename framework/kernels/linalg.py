@@ -33,6 +33,12 @@ Products by dtype (MODE):
 The epilogue computes ``beta * C + alpha * acc`` in the accumulator type; with beta == 0
 C is not read (NaNs in it do not leak), and with K == 0 the product term is 0.
 
+Row sums (``row_sums=``, ROW_SUMS): a single product can also give the sums over K of a's
+rows, as dotted, rounded like the result: a linear layer's weight gradient dY^T @ X brings
+its bias gradient, the column sums of dY, without a reduction launch. Only the first column
+of tiles sums (its own copy of the K loop); split-K parts go to the workspace after the
+product's and the split-K kernel's extra programs add them up.
+
 On a GPU the tile shape of the tensor-core path is autotuned per (M, N, K, batch, dtype,
 layout, precision) with timings from framework.cuda.Event; under the interpreter
 (``framework.cuda.is_simulated()``) one small config is used, and bfloat16 operands are
