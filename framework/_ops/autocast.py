@@ -163,7 +163,7 @@ def _modules():
 
 def _run(fn, name, policies, dtype_pos, args, kwargs):
     fw = _fw or _modules()
-    if kwargs and kwargs.get("out") is not None:       # out= variants are not autocast (PyTorch's)
+    if kwargs and kwargs.get("out") is not None:   # out= variants are not autocast (PyTorch's)
         return fn(*args, **kwargs)
     dev = next((t._storage.device.type for t in _tensors(args, kwargs)), None)
     cat = policies.get(dev)

@@ -228,7 +228,7 @@ def alloc_storage(nbytes, device):
         return Storage(0, 0, device, None)
     # the block (a _C.DeviceBlock) goes back to the cache when the storage is collected
     a = s.allocators[index] or s.allocator(index)
-    block = a.alloc_owned(nbytes, 0 if not streams_in_use else stream_handle(index))
+    block = a.alloc_owned(nbytes, stream_handle(index))
     return Storage(block.ptr, nbytes, device, block)
 
 
