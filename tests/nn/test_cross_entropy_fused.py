@@ -338,6 +338,7 @@ def test_reduced_backward_launches(monkeypatch, reduction, want):
 def test_backward_refuses_other_stats(device):
     x, t, _ = _case((3, 4))
     fx, ft = fw_tensor(x, device, dtype=fw.float32), fw_tensor(t, device)
-    with pytest.raises(RuntimeError, match="cross_entropy_backward: expected the forward.s stats, 7 contiguous"):
+    with pytest.raises(RuntimeError,
+                       match="cross_entropy_backward: expected the forward.s stats, 7 contiguous"):
         fw._cross_entropy_loss_backward(fw.ones((), device=device), fx, ft, None, "mean",
                                         -100, 0.0, fw.zeros(2, 3, device=device))
