@@ -122,7 +122,8 @@ def autocast_linear_backward(grad_out, input, weight, bias, dtype, output_mask):
         elif gw.numel():
             (rows, n), (sr, sn) = g2._shape, g2._stride
             g2t = Tensor._make(g2._storage, (n, rows), (sn, sr), g2._offset, g2.dtype)
-            if want_gb:  # the bias gradient: the sums of g2t's rows, in the same GEMM
+            if want_gb and dtype in _FLOATS[:3]:
+                # the bias gradient: the sums of g2t's rows, in the same (tensor-core) GEMM
                 gb = alloc.empty(bias._shape, bias.dtype, dev)
             kernels.matmul(gw, g2t, g2t._stride, x2, x2._stride, 0, 1, None, None, dtype,
                            gb)
