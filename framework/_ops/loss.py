@@ -100,7 +100,7 @@ def cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_inde
     compute dtype (float64 for float64 logits, else float32; nn.functional rounds the loss
     to a 16-bit input's dtype outside autocast). ``stats`` (2 * rows + 1,) holds each row's
     maximum, then each row's log(sum(exp(x - max))) (their sum is the row's logsumexp), then
-    for 'mean' the total weight of the targets: what the backward reads."""
+    the total weight of the targets ('mean' divides by it): what the backward reads."""
     op = "cross_entropy"
     _check(op, input, target, weight, reduction)
     x, t, rows, C = _rows(input, target)
@@ -112,20 +112,19 @@ def cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_inde
     alloc.backend(device).loss.cross_entropy_forward(
         x, t, _weight_of(weight), loss, stats, wrow, rows, C, ignore_index,
         float(label_smoothing))
+    total = _total_weight(stats, rows, ())
+    _sum(wrow, out=total)
     if reduction == "none":
         out = loss.reshape(target.shape if input.dim() >= 2 else ())
     elif reduction == "sum":
         out = loss.sum()
     else:
-        # 0 / 0 = NaN when every target is ignored, as PyTorch; the total is kept in stats
-        total = _total_weight(stats, rows, ())
-        _sum(wrow, out=total)
-        out = loss.sum() / total
+        out = loss.sum() / total   # 0 / 0 = NaN when every target is ignored, as PyTorch
     return out, stats
 
 
 def _total_weight(stats, rows, shape):
-    """The total target weight that a 'mean' forward left at the end of ``stats``."""
+    """The total target weight at the end of the forward's ``stats``."""
     return Tensor._make(stats._storage, shape, (1,) * len(shape), stats._offset + 2 * rows,
                         stats.dtype)
 

@@ -8,8 +8,9 @@ from opdb import Case
 
 
 def _reference(x, t, w, reduction, ignore, eps):
-    """Loss, stats (max, log-sum) and input gradient (for a unit upstream gradient) of
-    cross entropy over rows of x (rows, C), in float64."""
+    """Loss, stats (the rows' max, their log-sum, the total target weight) and input
+    gradient (for a unit upstream gradient) of cross entropy over rows of x (rows, C), in
+    float64."""
     C = x.shape[1]
     w = np.ones(C) if w is None else w
     m = x.max(1)
@@ -27,7 +28,7 @@ def _reference(x, t, w, reduction, ignore, eps):
     grad[np.arange(len(t)), tc] -= (1 - eps) * wy
     grad = np.where(keep[:, None], grad * g[:, None], 0.0)
     out = {"none": loss, "sum": loss.sum(), "mean": loss.sum() / wy.sum()}[reduction]
-    return out, np.stack([m, log_s]), grad
+    return out, np.concatenate([m, log_s, [wy.sum()]]), grad
 
 
 _CASES = [((4, 5), "mean", False, -100, 0.0), ((3, 1100), "sum", True, 1, 0.2),
