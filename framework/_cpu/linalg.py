@@ -16,8 +16,11 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
     to it first, and the result is converted into out. ``row_sums``: a contiguous 1-d
     tensor of M that also receives the sums over K of a's rows (a single matrix), taken in
     the product's dtype and rounded to it."""
-    if row_sums is not None:
-        _row_sums(row_sums, a, a_stride, compute or out.dtype)
+    if compute is not None:
+        a, a_stride = _converted(a, a_stride, compute, True)
+        b, b_stride = _converted(b, b_stride, compute, True)
+    if row_sums is not None:  # from the operand the product reads, converted once
+        _row_sums(row_sums, a, a_stride)
     if compute is not None and compute is not out.dtype:
         res = _converted(out, out._stride, compute)[0]   # (out's own strides)
         if c is None and beta != 0:
@@ -25,11 +28,8 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
         matmul(res, a, a_stride, b, b_stride, beta, alpha, c, c_stride, compute)
         copy(out, res, res._stride)
         return
-    if compute is not None:
-        a, a_stride = _converted(a, a_stride, compute, True)
-        b, b_stride = _converted(b, b_stride, compute, True)
-        if c is not None and beta != 0:
-            c, c_stride = _converted(c, c_stride, compute, True)
+    if compute is not None and c is not None and beta != 0:
+        c, c_stride = _converted(c, c_stride, compute, True)
     shape = out._shape
     if c is not None and beta != 0 and not (c.data_ptr() == out.data_ptr()
                                             and tuple(c_stride) == tuple(out._stride)):
@@ -40,11 +40,10 @@ def matmul(out, a, a_stride, b, b_stride, beta=0.0, alpha=1.0, c=None, c_stride=
               alpha)
 
 
-def _row_sums(res, a, a_stride, dtype):
-    """res[i] = the sum over k of a[i, k] in ``dtype``, rounded to it (one reduction)."""
-    a, a_stride = _converted(a, a_stride, dtype, True)
+def _row_sums(res, a, a_stride):
+    """res[i] = the sum over k of a[i, k] in a's dtype, rounded to it (one reduction)."""
     geom = (res._shape, (a_stride[-2],), (1,), (0,), (a._shape[-1],), (a_stride[-1],))
-    reduction.reduce("sum" if res.dtype is dtype else "sum_rounded", a, res, None, geom)
+    reduction.reduce("sum" if res.dtype is a.dtype else "sum_rounded", a, res, None, geom)
 
 
 def _converted(t, stride, dtype, fill=False):

@@ -100,6 +100,18 @@ def _rows_fwd_kernel(x, w, b, y, mean, rstd, D, K, S, G, eps, RMS: tl.constexpr,
             tl.store(y + base + c, _down(out, y.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def _row_dx(g, xh, rs, D, RMS: tl.constexpr):
+    """One row's input gradient from its upstream gradient times the weight, g, and its
+    normalised input xh, both in one block and zero past the row's end."""
+    cx = tl.sum(g * xh, axis=0) / D
+    if RMS:
+        out = rs * (g - xh * cx)
+    else:
+        out = rs * (g - tl.sum(g, axis=0) / D - xh * cx)
+    return out
+
+
 @cached
 @triton.jit
 def _rows_bwd_kernel(dy, x, w, mean, rstd, dx, D, K, S, G, RMS: tl.constexpr,
@@ -122,11 +134,7 @@ def _rows_bwd_kernel(dy, x, w, mean, rstd, dx, D, K, S, G, RMS: tl.constexpr,
             g = g * tl.load(w + c0 + cols // S, mask=mask, other=0)
         xh = (tl.load(x + base + cols, mask=mask, other=0).to(ACC) - m) * rs
         xh = tl.where(mask, xh, 0.0)
-        cx = tl.sum(g * xh, axis=0) / D
-        if RMS:
-            out = rs * (g - xh * cx)
-        else:
-            out = rs * (g - tl.sum(g, axis=0) / D - xh * cx)
+        out = _row_dx(g, xh, rs, D, RMS)
         tl.store(dx + base + cols, _down(out, dx.dtype.element_ty), mask=mask)
     else:
         sg = tl.zeros([BLOCK], ACC)
@@ -226,11 +234,7 @@ def _rows_bwd_fused_kernel(dy, x, w, mean, rstd, dx, part, pb_off, R, D, per,
         if HAS_DX:
             if HAS_W:
                 g = g * wv
-            cx = tl.sum(g * xh, axis=0) / D
-            if RMS:
-                out = rs * (g - xh * cx)
-            else:
-                out = rs * (g - tl.sum(g, axis=0) / D - xh * cx)
+            out = _row_dx(g, xh, rs, D, RMS)
             tl.store(dx + r * D + cols, _down(out, dx.dtype.element_ty), mask=mask)
     if HAS_DW:
         tl.store(part + p * D + cols, aw, mask=cmask)

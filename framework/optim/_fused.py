@@ -19,11 +19,6 @@ from framework._tensor import ROW_MAJOR_STRIDES as _ROW_MAJOR, Tensor
 from .optimizer import _check_fused_param, _to_scalar
 
 
-def _dense(t):
-    """t itself when contiguous, else a contiguous copy."""
-    return t if t.is_contiguous() else t.contiguous()
-
-
 def _parts(rows):
     """rows (tuples whose first item is the param) grouped by (device, dtype)."""
     parts = {}
@@ -35,21 +30,23 @@ def _parts(rows):
 
 def _run(rows, call):
     """Calls ``call(part)`` for each (device, dtype) part of ``rows`` (tuples of tensors
-    updated in place, None, or plain values), with contiguous stand-ins of the tensors, and
-    copies the stand-ins back into the non-contiguous ones."""
+    updated in place, None, or plain values), with contiguous stand-ins of the strided
+    tensors, copied back into them after the call."""
     for part in _parts(rows):
-        # the usual case first: every tensor row-major (is_contiguous only where the strides
-        # are not the shape's row-major ones), one pass and nothing copied
-        if not any(isinstance(t, Tensor) and t._stride != _ROW_MAJOR.get(t._shape)
-                   and not t.is_contiguous() for r in part for t in r):
+        # is_contiguous only where the strides are not the shape's row-major ones: the
+        # usual part has nothing strided, and is passed as it is
+        strided = [(i, j) for i, r in enumerate(part) for j, t in enumerate(r)
+                   if isinstance(t, Tensor) and t._stride != _ROW_MAJOR.get(t._shape)
+                   and not t.is_contiguous()]
+        if not strided:
             call(part)
             continue
-        dense = [tuple(_dense(t) if isinstance(t, Tensor) else t for t in r) for r in part]
-        call(dense)
-        for r, d in zip(part, dense):
-            for t, c in zip(r, d):
-                if isinstance(t, Tensor) and c is not t:
-                    t.copy_(c)
+        dense = [list(r) for r in part]
+        for i, j in strided:
+            dense[i][j] = part[i][j].contiguous()
+        call([tuple(r) for r in dense])
+        for i, j in strided:
+            part[i][j].copy_(dense[i][j])
 
 
 _SCALARS = {"float32": ctypes.c_float, "float64": ctypes.c_double}
