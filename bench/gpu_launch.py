@@ -51,9 +51,9 @@ def captured_launch(a, b):
     seen = []
     real = ck.launch
 
-    def spy(grid, args, kwargs):
+    def spy(grid, *args, **kwargs):
         seen.append((grid, args, kwargs))
-        return real(grid, args, kwargs)
+        return real(grid, *args, **kwargs)
     ck.launch = spy
     try:
         a + b
@@ -66,7 +66,7 @@ def compiled_args(ck, grid, args, kwargs):
     """(compiled kernel, the arguments CachedKernel.launch hands its ``run``)."""
     vals, key = ck.bind(args, kwargs)
     device = _runtime.current_index()
-    kernel = ck._kernels[(device, key)]
+    kernel = ck._kernels[(device, key)][-1]
     n = len(grid)
     return kernel, (grid[0], grid[1] if n > 1 else 1, grid[2] if n > 2 else 1,
                     _runtime.stream_handle(device), kernel.function, kernel.packed_metadata,
@@ -135,7 +135,7 @@ def _launch_rows(rows, cap, calls, sync):
     _RUN[:] = [run, run_args]
     rows += [
         ("  CachedKernel.launch (bind + run)",
-         per_call_us(lambda: ck.launch(grid, cargs, ckw), calls, sync)),
+         per_call_us(lambda: ck.launch(grid, *cargs, **ckw), calls, sync)),
         ("  CachedKernel.bind", per_call_us(lambda: ck.bind(cargs, ckw), calls, sync)),
         ("  compiled kernel.run (Triton's launcher)",
          per_call_us(lambda: run(*run_args), calls, sync)),

@@ -27,6 +27,7 @@ void register_dropout(py::module_& m);
 void register_embedding(py::module_& m);
 void register_sampling(py::module_& m);
 void register_fused_linear(py::module_& m);
+void register_launch_bind(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
@@ -64,4 +65,5 @@ PYBIND11_MODULE(_C, m) {
   fw::register_embedding(m);
   fw::register_sampling(m);
   fw::register_fused_linear(m);
+  fw::register_launch_bind(m);
 }

@@ -25,7 +25,17 @@ from . import allocator as _allocator
 _lock = threading.RLock()
 _state = None          # the _State once initialised
 _error = None          # why CUDA is unusable, once known
-_tls = threading.local()
+
+
+class _Local(threading.local):
+    """Per-thread state; the class attributes are what a thread sees before it sets its
+    own (read as plain attributes: getattr with a default pays for an exception)."""
+    device = 0      # the current device's index
+    ctx = None      # the device whose context is current on this thread
+    streams = None  # device index -> the current Stream, once a thread sets one
+
+
+_tls = _Local()
 
 
 def _interpreting():
@@ -129,7 +139,7 @@ def mode():
 # -- current device and stream (per thread, as in PyTorch) -------------------------------
 
 def current_index():
-    return getattr(_tls, "device", 0)
+    return _tls.device
 
 
 def set_index(index):
@@ -156,14 +166,14 @@ class on_device:
 
     def __enter__(self):
         s = _state
-        if s.driver is not None and getattr(_tls, "ctx", None) != self.index:
+        if s.driver is not None and _tls.ctx != self.index:
             s.context(self.index)
 
     def __exit__(self, *exc):
         s = _state
         if s.driver is not None:
             cur = current_index()
-            if getattr(_tls, "ctx", None) != cur:
+            if _tls.ctx != cur:
                 s.context(cur)
         return False
 
@@ -181,7 +191,7 @@ def check_index(index):
 
 def current_streams():
     """This thread's {device index: Stream} of current streams."""
-    d = getattr(_tls, "streams", None)
+    d = _tls.streams
     if d is None:
         d = _tls.streams = {}
     return d
@@ -197,7 +207,7 @@ def stream_handle(index):
     Every allocation and every launch asks: a thread that never set a stream makes no dict."""
     if not streams_in_use:
         return 0
-    streams = getattr(_tls, "streams", None)
+    streams = _tls.streams
     st = streams.get(index) if streams else None
     return 0 if st is None else st.cuda_stream
 

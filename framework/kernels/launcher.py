@@ -11,7 +11,10 @@ first launch with a new key goes through ``JITFunction.run``, which compiles if 
 launches, and returns the compiled kernel to remember; later ones call its launcher directly.
 
 Under the interpreter (``TRITON_INTERPRET=1``) and the compile check there is no compiled
-kernel to call, and ``cached`` returns the kernel itself. A launch hook set in
+kernel to call, and ``cached`` returns the kernel itself; but with
+``FW_CACHED_LAUNCH=interpreted`` it wraps the interpreter's kernels too, for
+bench/host_step.py, whose stubbed launches hand back a stand-in compiled kernel: the host
+then runs the GPU's launch path but for Triton's own launcher. A launch hook set in
 ``triton.knobs.runtime`` (profilers) or an argument of a type not known here take Triton's
 path, as does every launch with ``FW_CACHED_LAUNCH=0``. A callable grid is called with the
 arguments by name, as Triton calls it. ``triton.heuristics`` and ``triton.autotune`` may wrap
@@ -19,16 +22,20 @@ a cached kernel: they launch it through ``run``.
 """
 import inspect
 import os
+from functools import partial
 
 import triton.language as tl
 from triton import knobs
+from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
+from .. import _C
 from ..cuda import _runtime
 
 # FW_CACHED_LAUNCH=0 (or setting this False) sends every launch through JITFunction.run:
 # to rule the cache out when debugging, and to time the difference (bench/gpu_ops.py)
 enabled = os.environ.get("FW_CACHED_LAUNCH", "1") != "0"
+_WRAP_INTERPRETED = os.environ.get("FW_CACHED_LAUNCH") == "interpreted"
 
 # framework.profiler sets this while it times kernels: ``profile_launch(fn, kwargs, launch)``
 # runs ``launch()`` between two CUDA events; None otherwise (one test per launch)
@@ -39,6 +46,19 @@ _I32_MIN, _I32_MAX, _U64_MIN = -(1 << 31), (1 << 31) - 1, 1 << 63
 
 class _Unknown(Exception):
     pass
+
+
+# constexpr values keyed by their address (hashing a JITFunction runs Python code)
+_IDENTITY = (JITFunction, InterpretedFunction)
+_bind_ready = []
+
+
+def _setup_bind():
+    """Hands native/launch_bind.cpp the Tensor type and the rules it calls back (once: the
+    tensor module imports the kernels, so not at import time)."""
+    from .._tensor import Tensor
+    _C.launch_bind_setup(Tensor, _spec, _arg, _IDENTITY)
+    _bind_ready.append(True)
 
 
 def _spec(v):
@@ -85,12 +105,14 @@ class CachedKernel:
 
     def __init__(self, fn):
         self.fn = fn
-        self._params = [(p.name, p.is_constexpr) for p in fn.params]
+        # Triton's test of a constexpr parameter, on the annotation (an object or a string)
+        sig = inspect.signature(fn.fn).parameters.values()
+        self._params = [(p.name, "constexpr" in str(p.annotation)) for p in sig]
         self._names = frozenset(n for n, _ in self._params)
-        self._defaults = {n: p.default for n, p in inspect.signature(fn.fn).parameters.items()
-                          if p.default is not inspect.Parameter.empty}
-        self._binders = {}  # (number of positionals, keyword names) -> bind function
+        self._defaults = {p.name: p.default for p in sig if p.default is not p.empty}
+        self._specs = {}    # (number of positionals, keyword names) -> launch_bind's spec
         self._kernels = {}  # (device, key) -> CompiledKernel
+        self._pinned = {}   # the objects keyed by address in the keys of _kernels
 
     def __getattr__(self, name):  # the JITFunction's own attributes (fn, src, warmup, ...)
         if name == "fn":
@@ -98,7 +120,7 @@ class CachedKernel:
         return getattr(self.fn, name)
 
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.launch(grid, args, kwargs)
+        return partial(self.launch, grid)  # one Python call a launch, not two
 
     def run(self, *args, grid, warmup=False, **kwargs):
         """``JITFunction.run``'s interface, through which ``triton.heuristics`` and
@@ -106,7 +128,7 @@ class CachedKernel:
         config is chosen, launches through the cache too."""
         if warmup:
             return self.fn.run(*args, grid=grid, warmup=True, **kwargs)
-        return self.launch(grid, args, kwargs)
+        return self.launch(grid, *args, **kwargs)
 
     def _meta(self, args, kwargs):
         """The arguments by parameter name, as Triton hands them to a callable grid."""
@@ -115,59 +137,43 @@ class CachedKernel:
         meta.update(kwargs)
         return meta
 
-    def _make_binder(self, nargs, kwargs):
-        """A function (args, kwargs) -> (launch arguments in parameter order, key), written
-        out for one way of calling (how many positionals, which keywords) as Triton writes
-        its binder: a loop over parameters costs more than the launch it saves. None where
-        Triton's own path must bind (a missing or extra argument)."""
+    def _make_spec(self, nargs, kwargs):
+        """native/launch_bind.cpp's spec for one way of calling (how many positionals,
+        which keywords): where each parameter's value comes from, whether it is a
+        constexpr, and the keywords that are options; None where Triton's own path must
+        bind (a missing or extra argument)."""
+        if not _bind_ready:
+            _setup_bind()
         if nargs > len(self._params):
             return None
-        from .._tensor import Tensor
-        lines, vals, key = [], [], []
-        env = {"_arg": _arg, "_spec": _spec, "_defaults": self._defaults, "Tensor": Tensor}
+        params = []
         for i, (name, constexpr) in enumerate(self._params):
-            src = (f"args[{i}]" if i < nargs else f"kwargs[{name!r}]" if name in kwargs
-                   else f"_defaults[{name!r}]" if name in self._defaults else None)
-            if src is None:
-                return None
-            lines.append(f"    v{i} = {src}")
-            if constexpr:
-                key.append(f"v{i}")
+            if i < nargs:
+                params.append((0, i, constexpr))
+            elif name in kwargs:
+                params.append((1, name, constexpr))
+            elif name in self._defaults:
+                params.append((2, self._defaults[name], constexpr))
             else:
-                # the common kinds inline (as _arg would give them), the rest through _arg
-                lines += [f"    t = type(v{i})",
-                          f"    if t is int and {_I32_MIN} <= v{i} <= {_I32_MAX}:"
-                          f" k{i} = 16 if v{i} == 1 else v{i} & 15",
-                          f"    elif t is Tensor:",
-                          f"        p = v{i}.data_ptr(); k{i} = (v{i}.dtype, not p & 15); v{i} = p",
-                          f"    elif t is tuple: k{i} = tuple(map(_spec, v{i}))",
-                          f"    else: v{i}, k{i} = _arg(v{i})"]
-                key.append(f"k{i}")
-            vals.append(f"v{i}")
-        options = [f"kwargs[{k!r}]" for k in kwargs if k not in self._names]
-        body = "\n".join(lines)
-        tup = lambda xs: f"({', '.join(xs)},)" if xs else "()"
-        src = (f"def bind(args, kwargs):\n{body}\n"
-               f"    return [{', '.join(vals)}], {tup(key)}, {tup(options)}\n")
-        exec(src, env)  # noqa: S102 - generated from the kernel's own parameter names
-        return env["bind"]
+                return None
+        return tuple(params), tuple(k for k in kwargs if k not in self._names)
 
     def bind(self, args, kwargs):
         """(the launch arguments in parameter order, the cache key), or None where Triton's
         own path must bind them (a missing argument, a type not known here)."""
         pk = (len(args), tuple(kwargs))
-        binder = self._binders.get(pk, False)
-        if binder is False:
-            binder = self._binders[pk] = self._make_binder(len(args), kwargs)
-        if binder is None:
+        spec = self._specs.get(pk, False)
+        if spec is False:
+            spec = self._specs[pk] = self._make_spec(len(args), kwargs)
+        if spec is None:
             return None
         try:
-            vals, key, options = binder(args, kwargs)
+            return _C.launch_bind(spec, args, kwargs)
         except _Unknown:
             return None
-        return vals, (key, options)
 
-    def launch(self, grid, args, kwargs):
+    def launch(self, grid, *args, **kwargs):
+        """``kernel[grid](*args, **kwargs)``."""
         if callable(grid):  # a tuned launch: the grid depends on the config's block sizes
             grid = grid(self._meta(args, kwargs))
         bound = None if not enabled or _hooked() else self.bind(args, kwargs)
@@ -175,28 +181,33 @@ class CachedKernel:
             return self.fn.run(*args, grid=grid, warmup=False, **kwargs)
         vals, key = bound
         device = _runtime.current_index()
-        kernel = self._kernels.get((device, key))
-        if kernel is None:
+        hit = self._kernels.get((device, key))
+        if hit is None:
             kernel = self.fn.run(*args, grid=grid, warmup=False, **kwargs)
             if kernel is not None and not hasattr(kernel, "result"):  # not an async compile
-                self._kernels[(device, key)] = kernel
+                # what a launch needs of it, read once (its launcher is made on first use)
+                self._kernels[(device, key)] = (kernel.run, kernel.function,
+                                                kernel.packed_metadata, kernel)
+                # a key holds a JITFunction's address: it must outlive the key
+                self._pinned.update((id(v), v) for v in (*args, *kwargs.values())
+                                    if type(v) in _IDENTITY)
             return kernel
+        run, function, metadata, kernel = hit
         n = len(grid)
         args = (grid[0], grid[1] if n > 1 else 1, grid[2] if n > 2 else 1,
-                _runtime.stream_handle(device), kernel.function, kernel.packed_metadata,
-                None, None, None, *vals)
+                _runtime.stream_handle(device), function, metadata, None, None, None, *vals)
         if profile_launch is None:
-            kernel.run(*args)
+            run(*args)
         else:
-            profile_launch(self.fn.fn, kwargs, lambda: kernel.run(*args))
+            profile_launch(self.fn.fn, kwargs, lambda: run(*args))
         return kernel
 
 
 def cached(fn):
     """``fn`` with the cached launcher where kernels really compile (a GPU), else ``fn``."""
-    if type(fn) is not JITFunction:  # interpreted, the compile check's hybrid, autotuned
-        return fn
-    return CachedKernel(fn)
+    if type(fn) is JITFunction or (_WRAP_INTERPRETED and type(fn) is InterpretedFunction):
+        return CachedKernel(fn)
+    return fn  # interpreted, the compile check's hybrid, autotuned
 
 
 def next_pow2(n, lo=1):

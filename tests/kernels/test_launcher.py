@@ -105,6 +105,33 @@ def test_launches_go_direct_after_the_first(monkeypatch):
     assert len(slow) == 6 and len(compiled.calls) == 2
 
 
+def _op_kernel(x, n, OP: tl.constexpr):
+    pass
+
+
+def test_function_constexprs_keyed_by_identity_and_kept(monkeypatch):
+    # a JITFunction passed as a constexpr (the pointwise kernels' OP) is keyed by its
+    # address, not its hash (Python code on every launch); the launcher keeps alive the
+    # functions of the keys it stores, so an address never comes to name another function
+    ck, compiled, slow = _faked(monkeypatch, _op_kernel)
+    f, g = JITFunction(_kernel), JITFunction(_kernel)
+    x = fw.zeros(8)
+    (_, kf), (_, kg) = ck.bind((x, 3), {"OP": f}), ck.bind((x, 3), {"OP": g})
+    assert kf != kg and id(f) in kf and id(g) in kg
+    ck[(1,)](x, 3, OP=f)
+    assert ck._pinned == {id(f): f}
+    ck[(1,)](x, 3, OP=f)
+    ck[(1,)](x, 3, OP=g)
+    assert len(slow) == 2 and len(compiled.calls) == 1 and ck._pinned == {id(f): f, id(g): g}
+
+
+def test_tensor_subclasses_pass_as_addresses(monkeypatch):
+    ck, compiled, slow = _faked(monkeypatch, _op_kernel)
+    p = fw.nn.Parameter(fw.zeros(8))
+    vals, key = ck.bind((p, 3), {"OP": 1})
+    assert vals[0] == p.data_ptr() and key[0] == (fw.float32, p.data_ptr() % 16 == 0)
+
+
 def test_interpreted_kernels_are_left_alone():
     from framework.kernels.pointwise import _binary_kernel
     if fw.cuda.is_available() and not fw.cuda.is_simulated():
