@@ -55,6 +55,8 @@ class device:
         return self._str
 
     def __eq__(self, other):
+        if other is self:  # canonical devices are shared objects: the usual case
+            return True
         if isinstance(other, str):
             other = device(other)
         return isinstance(other, device) and self.type == other.type and self.index == other.index

@@ -58,8 +58,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if len(tensors) == 0:
         return _fw.tensor(0.0)
     first_device = tensors[0].device
-    for t in tensors:
-        _check_foreach(foreach, t.device)
+    if foreach:
+        for t in tensors:
+            _check_foreach(foreach, t.device)
     ops = _multi_tensor(tensors, foreach) if norm_type == 2.0 else None
     if ops is not None:
         total = ops.total_norm(tensors)
@@ -89,8 +90,9 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     max_norm = float(max_norm)
     if len(grads) == 0:
         return
-    for g in grads:
-        _check_foreach(foreach, g.device)
+    if foreach:
+        for g in grads:
+            _check_foreach(foreach, g.device)
     ops = _multi_tensor(grads, foreach)
     if (ops is not None and isinstance(total_norm, _fw.Tensor) and total_norm.numel() == 1
             and total_norm.dtype in (_fw.float32, _fw.float64)
