@@ -5,7 +5,11 @@ autograd, autocast, allocation, launch geometry, argument binding) that a GPU ru
 before each kernel. On a GPU, a step whose host time exceeds the kernels' time is
 host-bound; this is the number to bring down, and it can be measured on any machine.
 
-    python bench/host_step.py [--steps N] [--profile] [--kernels] [--n-layer L]
+    python bench/host_step.py [--steps N] [--profile] [--kernels] [--n-layer L] [--launcher]
+
+With ``--launcher`` the launches go through the cached launcher a GPU uses
+(framework/kernels/launcher.py: binding, key, stream) up to Triton's compiled launcher, which
+is what is stubbed then; without it, up to Triton's ``JITFunction.run``.
 
 It sets ``TRITON_INTERPRET=1`` itself (on a GPU machine too, where it measures that host's
 CPU: the figure to set beside a GPU run's step time).

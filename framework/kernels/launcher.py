@@ -111,7 +111,7 @@ class CachedKernel:
         self._names = frozenset(n for n, _ in self._params)
         self._defaults = {p.name: p.default for p in sig if p.default is not p.empty}
         self._specs = {}    # (number of positionals, keyword names) -> launch_bind's spec
-        self._kernels = {}  # (device, key) -> CompiledKernel
+        self._kernels = {}  # (device, key) -> (its run, function, packed_metadata, kernel)
         self._pinned = {}   # the objects keyed by address in the keys of _kernels
 
     def __getattr__(self, name):  # the JITFunction's own attributes (fn, src, warmup, ...)
