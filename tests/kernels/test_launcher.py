@@ -22,8 +22,9 @@ def _triton_binder(fn):
     return create_function_from_signature(fn.signature, fn.params, backend)
 
 
-INTS = [0, 1, 2, 15, 16, 32, -1, -16, 2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**32, 2**63 - 16,
-        2**63, 2**64 - 1]
+# 17: an int whose residue mod 16 is 1's, which Triton specializes as a constant
+INTS = [0, 1, 2, 15, 16, 17, 32, -1, -16, 2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**32,
+        2**63 - 16, 2**63, 2**64 - 1]
 
 
 def _tensors():
