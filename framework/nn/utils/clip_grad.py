@@ -43,10 +43,14 @@ def _multi_tensor(tensors, foreach):
     return _backend(dev).grad_norm
 
 
-def _check_foreach(foreach, device):
-    if foreach and device.type not in _FOREACH_DEVICES:
-        raise RuntimeError(f"foreach=True was passed, but can't use the foreach API on "
-                           f"{device.type} tensors")
+def _check_foreach(foreach, tensors):
+    """torch's refusal of foreach=True for tensors on a device without the foreach path."""
+    if not foreach:
+        return
+    for t in tensors:
+        if t.device.type not in _FOREACH_DEVICES:
+            raise RuntimeError(f"foreach=True was passed, but can't use the foreach API on "
+                               f"{t.device.type} tensors")
 
 
 @_no_grad
@@ -58,9 +62,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if len(tensors) == 0:
         return _fw.tensor(0.0)
     first_device = tensors[0].device
-    if foreach:
-        for t in tensors:
-            _check_foreach(foreach, t.device)
+    _check_foreach(foreach, tensors)
     ops = _multi_tensor(tensors, foreach) if norm_type == 2.0 else None
     if ops is not None:
         total = ops.total_norm(tensors)
@@ -90,9 +92,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     max_norm = float(max_norm)
     if len(grads) == 0:
         return
-    if foreach:
-        for g in grads:
-            _check_foreach(foreach, g.device)
+    _check_foreach(foreach, grads)
     ops = _multi_tensor(grads, foreach)
     if (ops is not None and isinstance(total_norm, _fw.Tensor) and total_norm.numel() == 1
             and total_norm.dtype in (_fw.float32, _fw.float64)
@@ -142,5 +142,5 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     clip_value = float(clip_value)
     for p in _as_list(parameters):
         if p.grad is not None:
-            _check_foreach(foreach, p.grad.device)
+            _check_foreach(foreach, (p.grad,))
             p.grad.clamp_(min=-clip_value, max=clip_value)
