@@ -28,6 +28,7 @@ struct Setup {
   PyObject* data_ptr = nullptr;     // interned names
   PyObject* dtype = nullptr;
   PyObject* small[17] = {};         // 0..16, the int keys
+  PyObject* wide[2][2] = {};        // [16 | v][v >= 2^63]: the keys of ints past int32
 };
 Setup S;
 
@@ -44,20 +45,37 @@ PyObject* launch_bind_setup(const FastArgs& a) {
   S.data_ptr = PyUnicode_InternFromString("data_ptr");
   S.dtype = PyUnicode_InternFromString("dtype");
   for (int i = 0; i <= 16; i++) S.small[i] = PyLong_FromLong(i);
+  for (int d = 0; d < 2; d++)
+    for (int u = 0; u < 2; u++)
+      S.wide[d][u] = PyTuple_Pack(2, d ? Py_True : Py_False, u ? Py_True : Py_False);
   return nullptr;
 }
 
 // New references throughout; nullptr with a Python error set on failure.
 PyObject* call1(PyObject* fn, PyObject* v) { return PyObject_CallOneArg(fn, v); }
 
-// Triton's specialization of an int in the int32 range: 16 for 1, else its residue mod 16.
-// nullptr (no error) when v is not such an int.
+// Triton's specialization of an int: in the int32 range 16 for 1, else its residue mod 16;
+// beyond it (i64, u64: a float's bits, a large offset) (16 | v, v >= 2^63). nullptr (no
+// error) when v is not an exact int, or one below int64's range (launcher._spec's case).
 PyObject* int_key(PyObject* v) {
   if (!PyLong_CheckExact(v)) return nullptr;
   int overflow = 0;
   long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-  if (overflow || x < INT32_MIN || x > INT32_MAX) return nullptr;
-  PyObject* k = S.small[x == 1 ? 16 : (x & 15)];
+  PyObject* k;
+  if (!overflow && x >= INT32_MIN && x <= INT32_MAX) {
+    k = S.small[x == 1 ? 16 : (x & 15)];
+  } else if (!overflow) {
+    k = S.wide[!(x & 15)][0];
+  } else if (overflow > 0) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(v);
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+      PyErr_Clear();  // past u64: launcher._spec keys it, Triton's launcher refuses it
+      return nullptr;
+    }
+    k = S.wide[!(u & 15)][1];
+  } else {
+    return nullptr;
+  }
   Py_INCREF(k);
   return k;
 }

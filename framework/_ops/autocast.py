@@ -161,18 +161,31 @@ def _modules():
     return framework
 
 
+def _needs_cast(args, kwargs, to, dev):
+    """Whether some eligible tensor argument is not already ``to``."""
+    for t in _tensors(args, kwargs):
+        if t.dtype is not to and _eligible(t, dev):
+            return True
+    return False
+
+
 def _run(fn, name, policies, dtype_pos, args, kwargs):
     fw = _fw or _modules()
     if kwargs and kwargs.get("out") is not None:   # out= variants are not autocast (PyTorch's)
         return fn(*args, **kwargs)
-    dev = next((t._storage.device.type for t in _tensors(args, kwargs)), None)
+    a0 = args[0] if args else None
+    if isinstance(a0, Tensor):   # the usual call: the device of the first argument
+        dev = a0._storage.device.type
+    else:
+        dev = next((t._storage.device.type for t in _tensors(args, kwargs)), None)
     cat = policies.get(dev)
-    if cat is None or not state.enabled[dev]:
+    st = state
+    if cat is None or not st.enabled[dev]:
         return fn(*args, **kwargs)
     if cat == _BANNED:
         raise RuntimeError(_BANNED_MSG.format(name=name))
-    state.excluded += 1
-    state.active = False
+    st.excluded += 1
+    st.active = False
     try:
         if cat == _FP32_DTYPE:
             given = kwargs.get("dtype") is not None or (
@@ -180,20 +193,19 @@ def _run(fn, name, policies, dtype_pos, args, kwargs):
             if not given and args and _eligible(args[0], dev):
                 kwargs = dict(kwargs, dtype=fw.float32)
             return fn(*args, **kwargs)
-        to = (state.dtype[dev] if cat == _LOWER else fw.float32 if cat == _FP32
+        to = (st.dtype[dev] if cat == _LOWER else fw.float32 if cat == _FP32
               else _widest(args, kwargs, dev))
         if name == "linear" and cat == _LOWER:
             fused = _fused_linear(args, kwargs, to)
             if fused is not None:
                 return fused
-        if to is not None and any(t.dtype is not to and _eligible(t, dev)
-                                  for t in _tensors(args, kwargs)):
+        if to is not None and _needs_cast(args, kwargs, to, dev):
             args = tuple(_cast(a, to, dev) for a in args)
             kwargs = {k: _cast(v, to, dev) for k, v in kwargs.items()}
         return fn(*args, **kwargs)
     finally:
-        state.excluded -= 1
-        state.refresh()
+        st.excluded -= 1
+        st.refresh()
 
 
 def _fused_linear(args, kwargs, to):
