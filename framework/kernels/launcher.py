@@ -48,8 +48,9 @@ class _Unknown(Exception):
     pass
 
 
-# constexpr values keyed by their address (hashing a JITFunction runs Python code)
-_IDENTITY = (JITFunction, InterpretedFunction)
+# constexpr values keyed by their address (hashing a JITFunction or a tl.dtype runs Python
+# code); an equal object at another address only costs one more entry
+_IDENTITY = (JITFunction, InterpretedFunction, tl.dtype)
 _bind_ready = []
 
 
@@ -201,6 +202,46 @@ class CachedKernel:
         else:
             profile_launch(self.fn.fn, kwargs, lambda: run(*args))
         return kernel
+
+    def prepare(self, args, kwargs):
+        """For a caller that repeats one launch but for the addresses of its positional
+        tensors (a GEMM's plan: the same shapes every step), once that launch's kernel is
+        stored: ``go(grid, *tensors)`` launches it with ``tensors`` in place of the
+        positional tensors of ``args``, in order, skipping the binding and the key, and
+        returns True; it returns False (nothing launched: the caller launches as usual)
+        where the key could differ (a tensor's dtype or 16-byte alignment, the current
+        device) or a launch hook or the profiler is set. None where there is nothing
+        stored to launch."""
+        bound = None if not enabled or _hooked() else self.bind(args, kwargs)
+        if bound is None:
+            return None
+        vals, key = bound
+        device = _runtime.current_index()
+        hit = self._kernels.get((device, key))
+        if hit is None:
+            return None
+        run, function, metadata, _ = hit
+        pos = [i for i, v in enumerate(args) if getattr(v, "data_ptr", None) is not None]
+        want = [(args[i].dtype, not args[i].data_ptr() & 15) for i in pos]
+        base = list(vals)   # the positional arguments are the first parameters, in order
+        checks = list(zip(pos, want))
+        current, stream = _runtime.current_index, _runtime.stream_handle
+
+        def go(grid, *tensors):
+            if (current() != device or profile_launch is not None or _hooked()
+                    or len(tensors) != len(checks)):
+                return False
+            v = base[:]
+            for (i, (dtype, aligned)), t in zip(checks, tensors):
+                p = t.data_ptr()
+                if t.dtype is not dtype or (not p & 15) is not aligned:
+                    return False
+                v[i] = p
+            n = len(grid)
+            run(grid[0], grid[1] if n > 1 else 1, grid[2] if n > 2 else 1, stream(device),
+                function, metadata, None, None, None, *v)
+            return True
+        return go
 
 
 def cached(fn):

@@ -482,6 +482,10 @@ class _Plan:
                          HAS_C=tile_c, ROW_SUMS=row_sums, NB=ndims, IDX64=idx64,
                          UPCAST=simulated and name == "bfloat16")
         self.direct = None   # the kernel's whole keyword arguments, once known
+        # ((b0, alpha, beta), launch) of CachedKernel.prepare, for the launches that repeat
+        # one of its first direct launch but for the tensors; None: not yet; False: never
+        # (an interpreted kernel)
+        self.fast = None
 
     def run(self, out, a, b, c, alpha, beta, row_sums=None):
         integer, splits = self.integer, self.splits
@@ -500,14 +504,24 @@ class _Plan:
         if sums is None:
             sums = dest  # not read: the pointer of the kernel without row sums
         part_alpha = _param(1, integer) if splits > 1 else alpha
+        cc = out if c is None else c
         for b0 in range(0, count, _GRID_Z):
             chunk = min(_GRID_Z, count - b0)
-            args = (dest, a, b, out if c is None else c, sums, *self.geometry, b0, *self.tail,
-                    sums_stride, part_alpha, beta, count, self.layout)
             kw = self.direct
             if kw is not None:
                 grid = (cdiv(m, kw["BLOCK_M"]) * cdiv(n, kw["BLOCK_N"]), splits, chunk)
+                fast = self.fast
+                if fast and fast[0] == (b0, part_alpha, beta) and fast[1](grid, dest, a, b, cc,
+                                                                          sums):
+                    continue
+            args = (dest, a, b, cc, sums, *self.geometry, b0, *self.tail, sums_stride,
+                    part_alpha, beta, count, self.layout)
+            if kw is not None:
                 self.kernel[grid](*args, **kw)
+                if self.fast is None:  # from the second launch: the kernel is stored
+                    prepare = getattr(self.kernel, "prepare", None)
+                    go = prepare(args, kw) if prepare is not None else False
+                    self.fast = go and ((b0, part_alpha, beta), go)
                 continue
 
             def grid(meta, chunk=chunk):

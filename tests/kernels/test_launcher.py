@@ -133,6 +133,27 @@ def test_tensor_subclasses_pass_as_addresses(monkeypatch):
     assert vals[0] == p.data_ptr() and key[0] == (fw.float32, p.data_ptr() % 16 == 0)
 
 
+def test_prepared_launch_is_the_cached_launch_with_new_tensors(monkeypatch):
+    ck, compiled, slow = _faked(monkeypatch, _kernel)
+    x = fw.zeros(64)
+    args, kw = (x, x, 40, 16, 1.5, False, (3, 4)), {"K": 7, "num_warps": 8}
+    assert ck.prepare(args, kw) is None  # no compiled kernel stored yet
+    ck[(5,)](*args, **kw)
+    go = ck.prepare(args, kw)
+    x2, y2 = fw.ones(64), fw.ones(32)    # other addresses, the same dtype and alignment
+    assert go((6, 2), x2, y2) is True
+    ck[(6, 2)](x2, y2, *args[2:], **kw)  # what the cached launch passes
+    assert len(slow) == 1 and len(compiled.calls) == 2
+    assert compiled.calls[0] == compiled.calls[1]
+    assert compiled.calls[0][9:11] == (x2.data_ptr(), y2.data_ptr())
+    # where the key could differ nothing is launched: the caller takes the usual path
+    for tensors in [(x2[1:], y2), (x2.to(fw.float16), y2), (x2,)]:
+        assert go((1,), *tensors) is False
+    monkeypatch.setattr(launcher, "profile_launch", lambda fn, kwargs, launch: launch())
+    assert go((1,), x2, y2) is False
+    assert len(compiled.calls) == 2
+
+
 def test_interpreted_kernels_are_left_alone():
     from framework.kernels.pointwise import _binary_kernel
     if fw.cuda.is_available() and not fw.cuda.is_simulated():

@@ -421,6 +421,43 @@ def test_planned_launch_skips_heuristics_and_autotuner(monkeypatch, simulated):
         assert plan.direct["EVEN_M"] == even and "num_warps" in plan.direct
 
 
+def test_repeated_launch_goes_through_prepare(monkeypatch):
+    """On a GPU, a plan's launches from its third on go through CachedKernel.prepare's
+    launch, given the new call's out, a, b, c and row sums (the kernel's first five
+    arguments); another alpha takes the usual launch."""
+    monkeypatch.setattr(K, "_PLANS", {})
+    rng = np.random.default_rng(5)
+    shape_a, shape_b = (20, 24), (24, 18)
+    run(empty((20, 18), "float32"), operand(rng, shape_a, "float32"),
+        operand(rng, shape_b, "float32"))
+    plan = next(iter(K._PLANS.values()))
+    real, events = plan.kernel, []
+
+    class Cached:   # CachedKernel's interface over the interpreted kernel
+        def __getitem__(self, grid):
+            events.append("launch")
+            return real[grid]
+
+        def prepare(self, args, kw):
+            events.append("prepare")
+
+            def go(grid, *tensors):
+                events.append("go")
+                real[grid](*tensors, *args[len(tensors):], **kw)
+                return True
+            return go
+
+    monkeypatch.setattr(plan, "kernel", Cached())
+    for _ in range(3):
+        a, b = operand(rng, shape_a, "float32"), operand(rng, shape_b, "float32")
+        out = run(empty((20, 18), "float32"), a, b)
+        check(out, host(a) @ host(b), "float32")
+    assert events == ["launch", "prepare", "go", "go"]
+    out = run(empty((20, 18), "float32"), a, b, 0.0, 2.0)
+    check(out, 2 * (host(a) @ host(b)), "float32")
+    assert events[-1] == "launch"
+
+
 # ---- split-K ------------------------------------------------------------------------------
 
 def test_split_decision():
