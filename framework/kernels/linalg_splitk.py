@@ -57,13 +57,15 @@ def _splitk_reduce_kernel(out, c, ws, n, splits, shape, so, sc, alpha, beta, sum
     its (shape, so)); part s of element i is ws[s * n + i]. ROW_SUMS: the programs past
     out's also sum the parts of the tile kernel's row sums, part s of row j at
     ws[splits * n + s * sums_n + j], into the contiguous ``sums``."""
-    sum_rows = False   # a constexpr unless ROW_SUMS
+    # without ROW_SUMS this stays False, but Triton still compiles the branch below: its
+    # types must hold for every ACC (float64 parts summed into a float32 did not compile)
+    sum_rows = False
     if ROW_SUMS:
         sum_rows = tl.program_id(0) >= tl.cdiv(n, BLOCK)
     if sum_rows:
         j = (tl.program_id(0) - tl.cdiv(n, BLOCK)) * BLOCK + tl.arange(0, BLOCK)
         part = ws + splits.to(tl.int64) * n + j
-        total = tl.zeros([BLOCK], dtype=ACC)   # float32 where there are row sums (a dot)
+        total = tl.zeros([BLOCK], dtype=ACC)   # float32 wherever there are row sums (dots)
         for _ in range(0, splits):
             total += tl.load(part, mask=j < sums_n, other=0)
             part += sums_n
