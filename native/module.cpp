@@ -28,6 +28,7 @@ void register_embedding(py::module_& m);
 void register_sampling(py::module_& m);
 void register_fused_linear(py::module_& m);
 void register_launch_bind(py::module_& m);
+void register_engine(py::module_& m);
 }  // namespace fw
 
 PYBIND11_MODULE(_C, m) {
@@ -66,4 +67,5 @@ PYBIND11_MODULE(_C, m) {
   fw::register_sampling(m);
   fw::register_fused_linear(m);
   fw::register_launch_bind(m);
+  fw::register_engine(m);
 }

@@ -8,11 +8,13 @@ Tensor hooks, ``retain_grad`` and node pre-hooks see a node's incoming gradients
 runs; node hooks see what it produced. Unless ``retain_graph``, each node frees what it
 saved right after running. With ``create_graph`` the derivative formulas run with grad
 mode on, so the gradients carry a graph of their own.
-"""
-import heapq
 
+The loop itself (ordering, dependency counts, summing gradients) is native
+(``native/engine.cpp``): in Python it cost about 3.5 us a node. What a node does stays here.
+"""
 from . import anomaly_mode, grad_mode
 from .._ops import autocast as _autocast
+from .. import _C
 from .graph import AccumulateGrad
 
 # framework.profiler sets this while it records: ``hook(node, grads, run)`` runs the node
@@ -24,23 +26,6 @@ def _zeros(meta):
     from .._ops import creation
     shape, dtype, device = meta
     return creation.zeros(shape, dtype=dtype, device=device)
-
-
-def _collect(roots):
-    """Dependency counts of every node reachable from the roots."""
-    deps = {}
-    seen = set(roots)
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        for child in node._next[::2]:
-            if child is None:
-                continue
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
-    return deps
 
 
 def _needed(roots, targets):
@@ -114,7 +99,6 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
             buf = buffers[node] = [None] * node._num_outputs
             root_nodes.append(node)
         _accumulate(buf, nr, g)
-    deps = _collect(root_nodes)
     capture_at = {}
     if captures:
         for i, (node, nr) in enumerate(captures):
@@ -124,84 +108,15 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
         needed = _needed(root_nodes, capture_at)
     results = [None] * (len(captures) if captures else 0)
 
-    heap = [(-n._seq, id(n), n) for n in root_nodes if deps.get(n, 0) == 0]
-    heapq.heapify(heap)
     prev = grad_mode._mode.enabled
     grad_mode._mode.enabled = create_graph
     # the backward ops run in the dtypes the forward chose: autocast is off (as the ops
     # inside an autocast op run)
     no_autocast = _autocast.disabled()
     no_autocast.__enter__()
-    ready = None    # the one ready node while the heap is empty (chains skip the heap)
-    profiling = profile_hook is not None
     try:
-        while heap or ready is not None:
-            if ready is not None:
-                node, ready = ready, None
-            else:
-                node = heapq.heappop(heap)[2]
-            grads = buffers.pop(node, None) or [None] * node._num_outputs
-            if node._tensor_hooks or node._retained or node._prehooks:
-                grads = _call_hooks(node, grads)
-            if capture_at and node in capture_at:
-                for nr, i in capture_at[node]:
-                    results[i] = grads[nr]
-            run = True if needed is None else needed.get(node, False)
-            if not accumulate and node.__class__ is AccumulateGrad:
-                run = False
-            outs = ()
-            if run:
-                if len(grads) == 1:
-                    if grads[0] is None:
-                        outs = (None,) * (len(node._next) // 2)
-                    elif anomaly_mode._enabled or node._hooks or profiling:
-                        outs = _apply(node, grads)
-                    else:
-                        outs = node.apply(grads)
-                elif all(g is None for g in grads):
-                    outs = (None,) * (len(node._next) // 2)
-                else:
-                    grads = [g if g is not None or m is None else _zeros(m)
-                             for g, m in zip(grads, node._out_meta or [None] * len(grads))]
-                    outs = _apply(node, grads)
-                if not keep_graph:
-                    node.release()
-            it = iter(node._next)
-            for child, nr, g in zip(it, it, outs) if run else ():
-                if child is None:
-                    continue
-                if needed is not None and not needed.get(child, False):
-                    continue
-                if g is not None:
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * child._num_outputs
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
-                left = deps[child] - 1
-                deps[child] = left
-                if left == 0:
-                    if ready is None and not heap:
-                        ready = child
-                    else:
-                        if ready is not None:
-                            heapq.heappush(heap, (-ready._seq, id(ready), ready))
-                            ready = None
-                        heapq.heappush(heap, (-child._seq, id(child), child))
-            # no stray reference to a gradient: AccumulateGrad takes one nothing else holds
-            g = old = outs = grads = None
-            if not run:
-                # its children still wait for this node's (absent) contribution
-                for child in node._next[::2]:
-                    if child is None:
-                        continue
-                    left = deps[child] - 1
-                    deps[child] = left
-                    if left == 0 and (needed is None or needed.get(child, False)):
-                        if ready is not None:
-                            heapq.heappush(heap, (-ready._seq, id(ready), ready))
-                            ready = None
-                        heapq.heappush(heap, (-child._seq, id(child), child))
+        _C.engine_run(root_nodes, buffers, keep_graph, needed, capture_at or None, results,
+                      accumulate, anomaly_mode._enabled or profile_hook is not None)
     finally:
         grad_mode._mode.enabled = prev
         no_autocast.__exit__(None, None, None)
@@ -215,6 +130,13 @@ def _apply(node, grads):
     return _run_node(node, grads)
 
 
+def _apply_filled(node, grads):
+    """A node with several outputs, some of whose gradients are None: those as zeros."""
+    grads = [g if g is not None or m is None else _zeros(m)
+             for g, m in zip(grads, node._out_meta or [None] * len(grads))]
+    return _apply(node, grads)
+
+
 def _run_node(node, grads):
     if anomaly_mode._enabled:
         outs = anomaly_mode.checked_apply(node, grads)
@@ -226,3 +148,6 @@ def _run_node(node, grads):
             if r is not None:
                 outs = list(r)
     return outs
+
+
+_C.engine_setup(_call_hooks, _apply, _apply_filled, AccumulateGrad)

@@ -359,3 +359,54 @@ def test_leaf_grad_takes_unshared_gradient_and_never_aliases(device):
     d.reshape(2).backward(root)
     root.mul_(7)
     np.testing.assert_allclose(d.grad.cpu().numpy(), [[1.0, 1.0]])
+
+
+def test_ready_nodes_run_most_recent_first():
+    # PyTorch's order: of the nodes whose gradients are all in, the one created last runs
+    # first (the engine keeps them in a heap by creation order, native/engine.cpp)
+    x = leaf([0.5, 1.0])
+    y = x * 2
+    a, b, c = y.sin(), y.cos(), y.exp()   # all three become ready together
+    order = []
+    for t, name in ((a, "sin"), (b, "cos"), (c, "exp"), (y, "mul")):
+        t.grad_fn.register_prehook(lambda g, name=name: order.append(name))
+    (a + b + c).sum().backward()
+    assert order == ["exp", "cos", "sin", "mul"]
+    xs = np.array([0.5, 1.0])
+    np.testing.assert_allclose(x.grad.numpy(),
+                               2 * (np.cos(2 * xs) - np.sin(2 * xs) + np.exp(2 * xs)))
+
+
+def test_error_inside_a_node_leaves_nothing_behind():
+    class Boom(fw.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("boom in backward")
+
+    x = leaf([1.0, 2.0])
+    y = x.exp()
+    ref = weakref.ref(y.grad_fn)
+    s = (Boom.apply(y) + y).sum()
+    with pytest.raises(ValueError, match="boom in backward"):
+        s.backward()
+    assert x.grad is None   # exp's node waited for Boom's gradient and never ran
+    del y, s
+    gc.collect()
+    assert ref() is None    # the native loop held no node past the error
+    (x * 3).sum().backward()   # and the next backward runs as usual
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_node_returning_none_gradients_and_unused_outputs():
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    p, q = x.split(2)         # a node with two outputs, one of whose gradients is absent
+    (p * 5).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0, 0.0, 0.0])
+    w = leaf([2.0])
+    z = leaf([1.0])
+    (w * z.detach()).sum().backward()   # an edge with no node: nothing flows there
+    assert z.grad is None and w.grad.item() == 1.0
