@@ -32,7 +32,7 @@ from ._tensor import Tensor, Size  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from . import _ops  # noqa: E402
 from ._ops import dispatcher as _dispatcher  # noqa: E402
-from ._ops.pointwise import broadcast_shapes  # noqa: E402,F401
+from ._ops.pointwise import broadcast_shapes_api as broadcast_shapes  # noqa: E402,F401
 from ._ops.memory_format import (  # noqa: E402,F401
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
     layout, strided)

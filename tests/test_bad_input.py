@@ -25,8 +25,6 @@ CASES = B.all_cases()
 # Known divergences from PyTorch, left open in issue 9's closing note. Strict: a case that
 # starts passing fails here, so its entry must be removed.
 KNOWN = {
-    "shapes.broadcast_shapes_neg": "torch.broadcast_shapes has its own ValueError text",
-    "shapes.broadcast_shapes_mismatch": "torch.broadcast_shapes has its own message",
     "dtypes.int_clamp_float_inplace": "clamp_ names the C++ type ('long int'), add_ the "
                                       "scalar name ('Long'); we print the scalar name",
     "dtypes.to_str_dtype": "Tensor.to('float32') says 'Expected one of cpu, cuda...' "

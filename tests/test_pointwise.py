@@ -821,3 +821,23 @@ def test_broadcast_shapes_takes_ints():
         assert tuple(fw.broadcast_shapes(*shapes)) == tuple(torch.broadcast_shapes(*shapes))
     with pytest.raises(RuntimeError):
         fw.broadcast_shapes(2, 3)
+
+
+def test_broadcast_shapes_is_torchs():
+    """framework.broadcast_shapes: torch's result (a Size) and its errors, word for word:
+    ValueError for a negative length, RuntimeError naming the first shape that does not
+    broadcast against those before it."""
+    torch = pytest.importorskip("torch")
+    cases = [((2, 3), (3, 2)), ((2, -1), (2, 3)), ((-1,), (-1,)), ((5,), (1, 4, 1), (3, 1, 1, 1)),
+             ((2,), (3,), (4,)), ((), ()), (), ((2, 3), (4,)), ((4,), (2, 3)),
+             ((1, 3), (2, 1), (5, 3)), ((3,), (1, 1, 4)), ([2, 1], (3, 1, 1)), ((0, 1), (3,))]
+    for shapes in cases:
+        try:
+            want = torch.broadcast_shapes(*shapes)
+        except Exception as e:   # noqa: BLE001 - the oracle's exception is the expectation
+            with pytest.raises(type(e)) as got:
+                fw.broadcast_shapes(*shapes)
+            assert str(got.value) == str(e), shapes
+        else:
+            got = fw.broadcast_shapes(*shapes)
+            assert isinstance(got, fw.Size) and tuple(got) == tuple(want), shapes

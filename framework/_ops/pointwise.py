@@ -24,7 +24,7 @@ import builtins
 import warnings
 
 from .. import _dtype
-from .._tensor import Tensor
+from .._tensor import Size, Tensor
 from .._device import CPU
 from . import alloc
 from . import complex_ops
@@ -42,14 +42,39 @@ _bool = _dtype.bool
 # ---- shapes ---------------------------------------------------------------------------
 
 def broadcast_shapes(*shapes):
-    """The shape that tensors of the given shapes broadcast to (PyTorch's rules)."""
-    if len(shapes) == 2 and shapes[0] == shapes[1] and not isinstance(shapes[0], int):
-        return tuple(shapes[0])
+    """The shape that tensors of the given shapes broadcast to (PyTorch's rules), for
+    shapes of tensors (the public ``framework.broadcast_shapes`` is broadcast_shapes_api)."""
+    first = shapes[0] if shapes else 0
+    if not isinstance(first, int) and all(s == first for s in shapes):
+        return tuple(first)
     out = ()
     for s in shapes:
         # an int is a 1-d shape (torch.broadcast_shapes(5, (5, 1)))
         out = _broadcast_pair(out, (s,) if isinstance(s, int) else tuple(s))
     return out
+
+
+def broadcast_shapes_api(*shapes):
+    """``torch.broadcast_shapes``: the shape tensors of the given shapes (or ints, 1-d
+    shapes) broadcast to, as a ``Size``, without making any tensor. Its errors are
+    PyTorch's: ValueError for a negative length, RuntimeError naming the first shape that
+    does not broadcast."""
+    shapes = [_args.int_list("broadcast_shapes", "shape",
+                             ((s,) if isinstance(s, builtins.int) else s,)) for s in shapes]
+    result = [1] * builtins.max((len(s) for s in shapes), default=0)
+    for k, s in enumerate(shapes):
+        for j in range(-1, -1 - len(s), -1):
+            if s[j] < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if s[j] == 1 or s[j] == result[j]:
+                continue
+            if result[j] != 1:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {s[j]} at {j}! "
+                    f"Mismatching argument at index {k} had {s}; but expected shape should "
+                    f"be broadcastable to {result}")
+            result[j] = s[j]
+    return Size(result)
 
 
 def _broadcast_pair(a, b):

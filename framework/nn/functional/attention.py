@@ -12,7 +12,7 @@ import framework
 from framework import random as _random
 from framework._ops import attention as _attention_ops
 from framework._ops import fused_linear as _fused_linear_ops
-from framework._ops.pointwise import cpp_type_name, type_name
+from framework._ops.pointwise import broadcast_shapes as _broadcast, cpp_type_name, type_name
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -117,12 +117,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if hk != hv:
             key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
             hk = hq
-        outer = tuple(framework.broadcast_shapes(query.shape[:-3], key.shape[:-3],
-                                                 value.shape[:-3]))
+        outer = tuple(_broadcast(query.shape[:-3], key.shape[:-3], value.shape[:-3]))
         batch = outer + (hq,)
     else:
-        batch = tuple(framework.broadcast_shapes(query.shape[:-2], key.shape[:-2],
-                                                 value.shape[:-2]))
+        batch = tuple(_broadcast(query.shape[:-2], key.shape[:-2], value.shape[:-2]))
         outer = batch[:-1]
         hq = hk = batch[-1] if batch else 1
     if key.size(-1) != E:
@@ -143,7 +141,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     v = _batched(value, outer + (hk, S, Ev), Z)
     if attn_mask is not None:
         scores = outer + (hq, L, S)
-        target = tuple(framework.broadcast_shapes(scores, attn_mask.shape))
+        target = tuple(_broadcast(scores, attn_mask.shape))
         if target != scores:
             raise RuntimeError(f"output with shape {list(scores)} doesn't match the broadcast "
                                f"shape {list(target)}")
