@@ -62,6 +62,16 @@ from .autograd.grad_mode import (  # noqa: E402,F401
     set_grad_enabled,
 )
 from . import nn  # noqa: E402,F401
+from ._compile import compile  # noqa: E402,F401
+from .nn.modules.module import _typename as typename  # noqa: E402,F401
+from .autograd.anomaly_mode import (  # noqa: E402,F401
+    is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled)
+# torch's constants and its top-level forms of these nn.functional ops (same signatures)
+import math as _math  # noqa: E402
+pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None
+from .nn.functional import (  # noqa: E402,F401
+    celu, channel_shuffle, cosine_similarity, hardshrink, pairwise_distance, pdist,
+    pixel_shuffle, pixel_unshuffle, prelu, selu)
 
 
 def is_tensor(obj):

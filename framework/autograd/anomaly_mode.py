@@ -5,26 +5,37 @@ import traceback
 import warnings
 
 _enabled = False
+_check_nan = True   # whether a backward step's outputs are checked for NaN
 
 
 def is_anomaly_enabled():
+    """Whether anomaly detection is on (``torch.is_anomaly_enabled``)."""
     return _enabled
+
+
+def is_anomaly_check_nan_enabled():
+    """Whether anomaly detection checks the backward's outputs for NaN."""
+    return _check_nan
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turns anomaly detection on or off, with or without the NaN check."""
+    global _enabled, _check_nan
+    _enabled, _check_nan = bool(enabled), bool(check_nan)
 
 
 class set_detect_anomaly:
     """Turns anomaly detection on or off (a function call, or a context manager)."""
 
     def __init__(self, mode, check_nan=True):
-        global _enabled
-        self.prev = _enabled
-        _enabled = bool(mode)
+        self.prev = (_enabled, _check_nan)
+        set_anomaly_enabled(mode, check_nan)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        global _enabled
-        _enabled = self.prev
+        set_anomaly_enabled(*self.prev)
         return False
 
 
@@ -32,19 +43,18 @@ class detect_anomaly:
     """Context manager (or decorator) that turns anomaly detection on inside its block."""
 
     def __init__(self, check_nan=True):
-        self.prev = _enabled
+        self.check_nan = check_nan
+        self.prev = (_enabled, _check_nan)
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
                       "and should only be enabled for debugging.", stacklevel=2)
 
     def __enter__(self):
-        global _enabled
-        self.prev = _enabled
-        _enabled = True
+        self.prev = (_enabled, _check_nan)
+        set_anomaly_enabled(True, self.check_nan)
         return self
 
     def __exit__(self, *exc):
-        global _enabled
-        _enabled = self.prev
+        set_anomaly_enabled(*self.prev)
         return False
 
     def __call__(self, fn):
@@ -52,7 +62,7 @@ class detect_anomaly:
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with detect_anomaly():
+            with detect_anomaly(self.check_nan):
                 return fn(*args, **kwargs)
         return wrapper
 
@@ -70,18 +80,18 @@ def checked_apply(node, grads):
     except Exception as e:
         _warn(node)
         raise e
+    if not _check_nan:
+        return outs
     for i, g in enumerate(outs):
-        if g is None or g.dtype.category < 2:
+        # NaN only, as PyTorch's engine checks: an infinite gradient is no error there
+        if g is None or g.dtype.category < 2 or not g.isnan().any().item():
             continue
-        bad = g.isnan().any().item()
-        if bad or g.isinf().any().item():
-            kind = "nan" if bad else "inf"
-            trace = node._trace or "(no forward trace: the node was created outside " \
-                                   "detect_anomaly)\n"
-            _warn(node)
-            raise RuntimeError(f"Function '{node.name()}' returned {kind} values in its {i}th "
-                               f"output.\nTraceback of forward call that caused the error:\n"
-                               f"{trace}")
+        trace = node._trace or "(no forward trace: the node was created outside " \
+                               "detect_anomaly)\n"
+        _warn(node)
+        raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                           f"output.\nTraceback of forward call that caused the error:\n"
+                           f"{trace}")
     return outs
 
 
