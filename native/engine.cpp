@@ -1,4 +1,4 @@
-// The backward engine's loop (framework/autograd/engine.py), in C: ordering the nodes,
+// The backward engine's loop (framework/autograd/engine.py), in C++: ordering the nodes,
 // counting dependencies and summing gradients per input took about 3.5 us a node in Python
 // (0.7 ms of the demo GPT's 8 ms host step, 198 nodes). The nodes' own work stays in Python:
 // their apply and release, hooks, the profiler's and anomaly mode's wrappers, and the sum of
@@ -10,9 +10,11 @@
 //   capture_at: None or node -> [(output_nr, i)]: results[i] = that incoming gradient;
 //   accumulate: whether AccumulateGrad nodes run; slow: every node through engine._apply.
 // Order as engine.py documents it: among ready nodes the most recently created (largest
-// _seq) runs first, ties by address, as Python's heap of (-seq, id, node).
+// _seq) runs first (PyTorch's order; a tie, which node creation never makes, by the lower
+// address).
 #include <Python.h>
 
+#include <algorithm>
 #include <queue>
 #include <unordered_map>
 #include <vector>
