@@ -32,8 +32,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if not callable(model):
         raise AssertionError(f"A callable function is expected, but {type(model)} is "
                              "provided.")
+    if disable:
+        return model
     global _warned
-    if not disable and not _warned:
+    if not _warned:
         _warned = True
         warnings.warn("framework.compile: the compiler is not built yet; the model runs "
                       "eagerly (same results, eager speed)", UserWarning, stacklevel=2)

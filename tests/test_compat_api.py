@@ -68,17 +68,22 @@ def test_compiled_module_wraps_the_original():
 
 
 @pytest.mark.skipif(torch is None, reason="torch is the oracle")
-def test_compiled_module_state_dict_keys_are_torchs():
+def test_compiled_module_state_dict_keys_and_disable_are_torchs():
     # in a child process: torch.compile's import turns off torch.distributions' argument
     # validation for the whole process, which the distribution tests compare against
-    code = ("import torch; print(list(torch.compile(torch.nn.Sequential("
-            "torch.nn.Linear(3, 4))).state_dict()))")
+    code = ("import torch; m = torch.nn.Sequential(torch.nn.Linear(3, 4)); "
+            "print(list(torch.compile(m).state_dict())); "
+            "print(torch.compile(m, disable=True) is m)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300, check=True).stdout
+    keys, disabled_is_module = out.split("\n")[:2]
+    m = fw.nn.Sequential(fw.nn.Linear(3, 4))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fm = fw.compile(fw.nn.Sequential(fw.nn.Linear(3, 4)))
-    assert str(list(fm.state_dict())) == out.strip()
+        fm = fw.compile(m)
+    assert str(list(fm.state_dict())) == keys
+    # disable=True: the module itself, not a wrapper (PyTorch's)
+    assert str(fw.compile(m, disable=True) is m) == disabled_is_module == "True"
 
 
 def test_constants():

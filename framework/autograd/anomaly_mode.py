@@ -44,7 +44,6 @@ class detect_anomaly:
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
-        self.prev = (_enabled, _check_nan)
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
                       "and should only be enabled for debugging.", stacklevel=2)
 

@@ -16,7 +16,7 @@ def index_put_values_backward(grad, indices, values):
 
 
 def masked_select_backward(grad, input, mask):
-    shape = framework.broadcast_shapes(input.shape, mask.shape)
+    shape = framework._ops.pointwise.broadcast_shapes(input.shape, mask.shape)
     return grad.new_zeros(shape).masked_scatter(mask.expand(shape), grad)
 
 

@@ -117,10 +117,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if hk != hv:
             key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
             hk = hq
-        outer = tuple(_broadcast(query.shape[:-3], key.shape[:-3], value.shape[:-3]))
+        outer = _broadcast(query.shape[:-3], key.shape[:-3], value.shape[:-3])
         batch = outer + (hq,)
     else:
-        batch = tuple(_broadcast(query.shape[:-2], key.shape[:-2], value.shape[:-2]))
+        batch = _broadcast(query.shape[:-2], key.shape[:-2], value.shape[:-2])
         outer = batch[:-1]
         hq = hk = batch[-1] if batch else 1
     if key.size(-1) != E:
@@ -141,7 +141,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     v = _batched(value, outer + (hk, S, Ev), Z)
     if attn_mask is not None:
         scores = outer + (hq, L, S)
-        target = tuple(_broadcast(scores, attn_mask.shape))
+        target = _broadcast(scores, attn_mask.shape)
         if target != scores:
             raise RuntimeError(f"output with shape {list(scores)} doesn't match the broadcast "
                                f"shape {list(target)}")

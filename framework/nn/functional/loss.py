@@ -11,7 +11,7 @@ import warnings
 
 import framework as fw
 from framework import _nn_functional_ops as _table
-from framework._ops.pointwise import type_name
+from framework._ops.pointwise import broadcast_shapes, type_name
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -373,7 +373,7 @@ def _expand_weight(weight, target):
             raise RuntimeError(f"Attempting to broadcast a dimension of length {w} at -{i}! "
                                f"Mismatching argument at index 1 had {weight.size()}; but "
                                f"expected shape should be broadcastable to {tshape}")
-    return weight.expand(fw.broadcast_shapes(weight.shape, target.shape))
+    return weight.expand(broadcast_shapes(weight.shape, target.shape))
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,

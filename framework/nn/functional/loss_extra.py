@@ -4,7 +4,7 @@ import numpy as np
 
 import framework as fw
 from framework import _nn_functional_ops as _table
-from framework._ops.pointwise import type_name
+from framework._ops.pointwise import broadcast_shapes, type_name
 
 __all__ = ["cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
            "soft_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
@@ -77,8 +77,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     r"""Two-class logistic loss ``log(1 + exp(-target * input))``."""
     reduction = _resolve(size_average, reduce, reduction)
     _loss_helpers().check_no_grad_arg("soft_margin_loss", "target", target)
-    shape = fw.broadcast_shapes(input.shape, target.shape)
-    if tuple(shape) != tuple(input.shape):
+    shape = broadcast_shapes(input.shape, target.shape)
+    if shape != tuple(input.shape):
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the "
                            f"broadcast shape {list(shape)}")
     loss = _table.softplus(-target * input)
