@@ -27,7 +27,7 @@ from ._dtype import (  # noqa: E402,F401
     float, double, short, int, long, get_default_dtype, set_default_dtype, promote_types,
     result_type, can_cast, finfo, iinfo,
 )
-from ._device import device  # noqa: E402,F401
+from ._device import device, get_default_device, set_default_device  # noqa: E402,F401
 from ._tensor import Tensor, Size  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from . import _ops  # noqa: E402
@@ -117,6 +117,11 @@ _ops.autocast.install([("", _sys.modules[__name__]), ("", Tensor), ("linalg.", l
                        ("nn.functional.", nn.functional)])
 _dispatcher.install_operators()
 from .serialization import save, load  # noqa: E402,F401
+from ._determinism import (  # noqa: E402,F401
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
 # PyTorch's function forms of three in-place Tensor methods (torch.fill_(t, v), ...)
 fill_, zero_, resize_as_ = Tensor.fill_, Tensor.zero_, Tensor.resize_as_
 from ._dlpack import from_dlpack  # noqa: E402,F401

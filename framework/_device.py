@@ -91,3 +91,17 @@ def canonical(d):
         from . import cuda
         return device("cuda", cuda.current_device())
     return d
+
+
+def set_default_device(device):
+    """Sets the device factory functions (``empty``, ``zeros``, ``randn``, modules'
+    parameters ...) allocate on when given no ``device``; None means the CPU. A ``with
+    framework.device(...)`` block still wins inside it."""
+    from ._ops import alloc
+    alloc.set_default_device(CPU if device is None else canonical(device))
+
+
+def get_default_device():
+    """The device factory functions allocate on when given no ``device``."""
+    from ._ops import alloc
+    return alloc.default_device()

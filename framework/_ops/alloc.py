@@ -24,6 +24,11 @@ def default_device():
     return _default_devices[-1]
 
 
+def set_default_device(d):
+    # the bottom of the stack: `with device(...)` blocks push above it
+    _default_devices[0] = d
+
+
 def remember(cache, key, value, limit=4096):
     """Stores ``value`` in a memo dict of layouts (emptied when it reaches ``limit``: a
     program uses a few layouts again and again, and an odd one must not grow it forever)."""

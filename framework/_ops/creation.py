@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .. import _dtype
+from .. import _determinism, _dtype
 from .._device import device as _device_cls
 from .._storage import cpu_from_array
 from .._tensor import Tensor
@@ -273,7 +273,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
                   alloc.contiguous_strides(shape), 0, dt)
     else:
         t = _pinned(alloc.empty(shape, alloc.resolve_dtype(dtype), dev), pin_memory)
-    return _finish(t, requires_grad)
+    return _finish(_determinism.fill_uninitialized(t), requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
@@ -288,7 +288,8 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     dt = alloc.resolve_dtype(dtype)
     nbytes = _args.storage_nbytes(size, dt.itemsize, stride)
     st = alloc.storage(nbytes, alloc.resolve_device(device))
-    return _finish(_make(st, size, stride, 0, dt), requires_grad)
+    return _finish(_determinism.fill_uninitialized(_make(st, size, stride, 0, dt)),
+                   requires_grad)
 
 
 def _tuple_arg(op, name, value, pos):
@@ -353,7 +354,8 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     """An uninitialised tensor of input's size, in input's layout (preserve_format) unless
     ``memory_format`` says otherwise."""
     dt, dev = _like(input, dtype, device)
-    return _finish(_memory_format.empty_like(input, dt, dev, memory_format), requires_grad)
+    t = _memory_format.empty_like(input, dt, dev, memory_format)
+    return _finish(_determinism.fill_uninitialized(t), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype
+from .. import _determinism, _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, views
 from .args import check_range, same_device, scalar, to_int
@@ -675,6 +675,8 @@ def put_(input, index, source, accumulate=False):
         raise IndexError(f"put_(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {source.numel()}, "
                            f"index.numel() = {index.numel()}")
+    if not accumulate:
+        _determinism.alert_not_deterministic("put_")
     input._storage.version += 1
     if index.numel() == 0:
         return input

@@ -16,6 +16,7 @@ block of the conflict-free ("outer") positions and walk the conflicting ones in 
 import triton
 import triton.language as tl
 
+from .. import _determinism
 from .._ops import alloc
 from .index_common import (STYLE_RUNTIME, _block, _check_index_dtype, _error_slot, _pow2,
                            _record_error, _scalar, check_range)
@@ -86,7 +87,12 @@ def _how(dtype, r):
     """STORE for plain writes (duplicates: one of them wins), ATOMIC where Triton has the
     read-modify-write for the dtype, CAS (a compare-and-swap loop on the element's bits)
     for other 16/32/64-bit dtypes, SERIAL (a program walks the conflicting positions in
-    order) for 8-bit ones."""
+    order) for 8-bit ones, and in deterministic mode for float sums and products and for
+    plain writes."""
+    if _determinism._enabled and (r == R_ASSIGN or (r in (R_ADD, R_MUL) and (
+            dtype.is_floating_point or dtype.is_complex))):
+        # the same bits on every run: positions in order, the last write wins
+        return SERIAL
     if r == R_ASSIGN:
         return STORE
     if (r == R_ADD and dtype.name in _ATOMIC_ADD) or \
@@ -157,8 +163,12 @@ def _index_loop_kernel(x, xs, xoff, y, ys, yoff, y_step, P, O, oshape, alpha_arg
             else:
                 yo = (p + tl.zeros([], tl.int64)) * y_step
             xp = x + (xb + xo)
-            r = _accumulate(tl.load(xp, mask=omask), tl.load(y + (yb + yo), mask=omask), alpha)
-            tl.store(xp, _down(r, ty), mask=omask)
+            yv = tl.load(y + (yb + yo), mask=omask)
+            if MODE == 1:
+                tl.store(xp, yv, mask=omask)
+            else:
+                tl.store(xp, _down(_accumulate(tl.load(xp, mask=omask), yv, alpha), ty),
+                         mask=omask)
     else:
         p = (pid // n_ot).to(tl.int64) * BP + tl.arange(0, BP).to(tl.int64)
         pmask = p < P
@@ -188,7 +198,8 @@ def index_loop(mode, x, x_strides, x_off, y, y_strides, y_off, outer, alpha=1):
     if P == 0 or O == 0:
         return
     oshape, (xs, ys) = collapse(tuple(outer), [tuple(x_strides), tuple(y_strides)])
-    how = _how(x.dtype, R_ADD) if mode == ACCUMULATE else STORE
+    r = R_ADD if mode == ACCUMULATE else R_ASSIGN
+    how = STORE if mode == GATHER else _how(x.dtype, r)
     alpha_float = x.dtype.is_floating_point
     alpha_arg = _params_bits(alpha)[0] if alpha_float else int(alpha)
     if isinstance(y_off, int):

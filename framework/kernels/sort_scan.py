@@ -23,7 +23,7 @@ import struct
 import triton
 import triton.language as tl
 
-from .. import _dtype
+from .. import _determinism, _dtype
 from .._ops import alloc
 from .pointwise import MAX_DIMS, _down, _offset, collapse
 from .pointwise_math import _log1p
@@ -238,6 +238,8 @@ def _bincount_kernel(x, n, s, w, ws, out, MODE: tl.constexpr, BLOCK: tl.constexp
 
 def bincount(x, weights, out):
     _require(x, "bincount", "i")
+    if weights is not None:     # float atomics: the sums' order varies from run to run
+        _determinism.alert_not_deterministic("_bincount_cuda")
     n = x._shape[0]
     if n == 0:
         return

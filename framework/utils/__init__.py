@@ -1,8 +1,8 @@
-"""framework.utils: data loading (``utils.data``), DLPack (``utils.dlpack``) and safetensors
-(``utils.safetensors``)."""
+"""framework.utils: data loading (``utils.data``), DLPack (``utils.dlpack``), safetensors
+(``utils.safetensors``) and the deterministic mode's fill switch (``utils.deterministic``)."""
 import importlib as _importlib
 
-_SUBMODULES = ("data", "dlpack", "safetensors")
+_SUBMODULES = ("data", "deterministic", "dlpack", "safetensors")
 
 
 def __getattr__(name):
