@@ -124,6 +124,17 @@ from ._determinism import (  # noqa: E402,F401
 )
 # PyTorch's function forms of three in-place Tensor methods (torch.fill_(t, v), ...)
 fill_, zero_, resize_as_ = Tensor.fill_, Tensor.zero_, Tensor.resize_as_
+# and of the in-place pointwise methods PyTorch also exposes as functions (torch.exp_(t))
+for _name in ("abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+              "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_",
+              "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "erf_",
+              "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_", "i0_",
+              "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_",
+              "neg_", "negative_", "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sigmoid_",
+              "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_",
+              "xlogy_", "detach_", "index_put_", "as_strided_"):
+    globals()[_name] = getattr(Tensor, _name)
+detach, get_device, is_signed = Tensor.detach, Tensor.get_device, Tensor.is_signed
 from ._dlpack import from_dlpack  # noqa: E402,F401
 
 

@@ -162,6 +162,10 @@ class Tensor:
     def is_meta(self):
         return False
 
+    # layouts, backends and kinds of tensor that do not exist here (PyTorch code tests them)
+    is_sparse = is_sparse_csr = is_quantized = is_nested = is_mkldnn = False
+    is_xpu = is_mps = is_vulkan = is_ipu = is_xla = is_maia = is_mtia = False
+
     @property
     def layout(self):
         from ._ops.memory_format import strided

@@ -158,3 +158,65 @@ def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=No
 def rdiv(input, other):
     """``other / input`` as ``input.reciprocal() * other`` (PyTorch's ``Tensor.__rdiv__``)."""
     return input.reciprocal() * other
+
+
+def is_nonzero(input):
+    """Whether a one-element tensor is not zero (``bool(t)`` with PyTorch's errors)."""
+    n = input.numel()
+    if n != 1:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if n == 0 else
+                           "Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+def is_same_size(input, other):
+    """Whether two tensors have the same shape."""
+    if not isinstance(other, _fw.Tensor):
+        raise TypeError(f"is_same_size(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fills the main diagonal (elements with all indices equal) of a tensor of at least 2
+    dims, all of one length above 2, with ``fill_value``; a tall matrix with ``wrap``
+    starts again N + 1 rows down (NumPy's and PyTorch's rule)."""
+    shape = tuple(self.shape)
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and any(s != shape[0] for s in shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    # the positions in row-major order, marked on a mask: masked_fill_ then writes any
+    # layout and records the gradient
+    height, width = shape[0], shape[1]
+    mask = _fw.zeros(shape, dtype=_fw.bool, device=self.device)
+    step = sum(mask.stride())
+    n = min(height, width)
+    mask.as_strided((n,), (step,)).fill_(True)
+    if wrap and len(shape) == 2 and height > width + 1:
+        count = (self.numel() + width) // (width + 1) - n
+        mask.as_strided((count,), (step,), width * (width + 1)).fill_(True)
+    return self.masked_fill_(mask, fill_value)
+
+
+def new(self, *args, device=None):
+    """The legacy constructor ``Tensor.new``: ``t.new(2, 3)`` (uninitialized, of t's dtype
+    and device), ``t.new(data)`` (a copy of a sequence), ``t.new(other)`` (other itself,
+    which must match t's dtype and device), ``t.new()`` (no elements)."""
+    dev = self.device if device is None else _fw.device(device)
+    if len(args) == 1 and not isinstance(args[0], int):
+        data = args[0]
+        if isinstance(data, _fw.Tensor):
+            if data.dtype is not self.dtype or data.device != dev:
+                raise TypeError(f"new(): expected a tensor of dtype {self.dtype} on {dev}, got "
+                                f"one of dtype {data.dtype} on {data.device}")
+            return data.detach()
+        if isinstance(data, _fw.Size):
+            return _fw.empty(tuple(data), dtype=self.dtype, device=dev)
+        if isinstance(data, (float, complex, bool)) or not hasattr(data, "__len__"):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        return _fw.tensor(data, dtype=self.dtype, device=dev)
+    if not all(isinstance(a, int) for a in args):
+        raise TypeError(f"new(): expected sizes as ints, got "
+                        f"({', '.join(type(a).__name__ for a in args)})")
+    return _fw.empty(args if args else (0,), dtype=self.dtype, device=dev)

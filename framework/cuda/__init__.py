@@ -186,25 +186,6 @@ def is_bf16_supported(including_emulation=True):
     return is_available() and get_device_capability()[0] >= 8
 
 
-def manual_seed(seed):
-    """Seeds the generator of the current cuda device."""
-    from .. import random as _random
-    _random.get_generator(_dev_current()).manual_seed(seed)
-
-
-def manual_seed_all(seed):
-    """Seeds the generators of every cuda device."""
-    from .. import random as _random
-    from .._device import device as _dev
-    for i in range(device_count()):
-        _random.get_generator(_dev("cuda", i)).manual_seed(seed)
-
-
-def _dev_current():
-    from .._device import device as _dev
-    return _dev("cuda", current_device())
-
-
 # -- what the rest of the framework calls -------------------------------------------------
 
 def alloc_storage(nbytes, device):
@@ -249,3 +230,8 @@ def _pinned_empty(shape, dtype):
     return Tensor._make(_runtime.pinned_storage(n), tuple(shape),
                         alloc.contiguous_strides(tuple(shape)), 0, dtype)
 from . import amp  # noqa: E402,F401
+from . import random  # noqa: E402,F401
+from .random import (  # noqa: E402,F401
+    get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
+    seed_all, set_rng_state, set_rng_state_all,
+)

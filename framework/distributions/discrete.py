@@ -6,6 +6,8 @@ import numbers
 import framework as fw
 import framework.nn.functional as F
 
+from framework._ops.random_counts import _binomial_sample, _poisson_sample
+
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
@@ -174,52 +176,6 @@ class Geometric(_OneProbability):
         return bce / self.probs
 
 
-def _poisson_sample(rate):
-    """Poisson samples, one per element of ``rate`` (float64): inversion of the CDF below
-    rate 10, Hoermann's transformed rejection (PTRS) above."""
-    shape, dev = tuple(rate.shape), rate.device
-    out = fw.zeros_like(rate)
-    small = rate < 10
-    if bool(small.any()):
-        # inversion by sequential search: k grows while U is above the CDF at k; the
-        # iteration cap (far in the tail for rates under 10) guards against round-off
-        lam = fw.where(small, rate, fw.zeros_like(rate))
-        u = fw.rand(shape, dtype=rate.dtype, device=dev)
-        p = fw.exp(-lam)
-        cdf = p
-        active = small & (u > cdf)
-        k = 0
-        while k < 100 and bool(active.any()):
-            k += 1
-            out = fw.where(active, fw.full_like(out, float(k)), out)
-            p = p * lam / k
-            cdf = cdf + p
-            active = active & (u > cdf)
-    big = ~small
-    if bool(big.any()):
-        lam = fw.where(big, rate, fw.full_like(rate, 10.0))
-        slam, loglam = lam.sqrt(), lam.log()
-        b = 0.931 + 2.53 * slam
-        a = -0.059 + 0.02483 * b
-        invalpha = 1.1239 + 1.1328 / (b - 3.4)
-        vr = 0.9277 - 3.6224 / (b - 2)
-        done = small.clone()
-        while not bool(done.all()):
-            U = fw.rand(shape, dtype=rate.dtype, device=dev) - 0.5
-            V = fw.rand(shape, dtype=rate.dtype, device=dev)
-            us = 0.5 - U.abs()
-            k = ((2 * a / us + b) * U + lam + 0.43).floor()
-            fast = (us >= 0.07) & (V <= vr)
-            bad = (k < 0) | ((us < 0.013) & (V > us))
-            kk = fw.clamp(k, min=0)
-            slow = (V.log() + invalpha.log() - (a / (us * us) + b).log()
-                    <= -lam + kk * loglam - fw.lgamma(kk + 1))
-            accept = ~done & (fast | (~bad & slow))
-            out = fw.where(accept, k, out)
-            done = done | accept
-    return out
-
-
 class Poisson(Distribution):
     """The Poisson distribution with ``rate``."""
     arg_constraints = {"rate": constraints.nonnegative}
@@ -268,23 +224,6 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-_BINOMIAL_CHUNK = 64
-
-
-def _binomial_sample(count, probs):
-    """Binomial samples as sums of Bernoulli trials, drawn in chunks of trials."""
-    shape = tuple(count.shape)
-    out = fw.zeros_like(probs)
-    n_max = int(count.max()) if count.numel() else 0
-    for start in range(0, n_max, _BINOMIAL_CHUNK):
-        m = min(_BINOMIAL_CHUNK, n_max - start)
-        u = fw.rand(shape + (m,), dtype=probs.dtype, device=probs.device)
-        trial = fw.arange(start, start + m, dtype=probs.dtype, device=probs.device)
-        hit = (u < probs.unsqueeze(-1)) & (trial < count.unsqueeze(-1))
-        out = out + hit.to(probs.dtype).sum(-1)
-    return out
-
-
 class Binomial(_OneProbability):
     """The binomial distribution: successes in ``total_count`` trials of success ``probs``."""
     arg_constraints = {"total_count": constraints.nonnegative_integer,
@@ -320,7 +259,8 @@ class Binomial(_OneProbability):
     def sample(self, sample_shape=fw.Size()):
         shape = tuple(self._extended_shape(sample_shape))
         with fw.no_grad():
-            return _binomial_sample(self.total_count.expand(shape), self.probs.expand(shape))
+            count, probs = self.total_count.expand(shape), self.probs.expand(shape)
+            return _binomial_sample(count.double(), probs.double()).to(probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -1,6 +1,7 @@
 """Cases for the small composites of framework/_ops/composites_extra.py (ravel,
 unravel_index, renorm, cholesky, triangular_solve, constant_pad_nd, unsafe_chunk,
-unsafe_split, split_with_sizes, empty_permuted, new_empty_strided, __rdiv__) and of
+unsafe_split, split_with_sizes, empty_permuted, new_empty_strided, __rdiv__, is_nonzero,
+is_same_size, fill_diagonal_, new) and of
 framework/_ops/fft_shifts.py (fft.fftshift, fft.ifftshift) against NumPy."""
 import numpy as np
 
@@ -101,6 +102,30 @@ def _rdiv(fw, d):
             (i.__rdiv__(3), (3.0 / b).astype(np.float32))]
 
 
+def _flags(fw, d):
+    one, two = fw.ones(1, 1, device=d), fw.zeros(2, device=d)
+    assert fw.is_nonzero(one) is True and two[:1].is_nonzero() is False
+    assert one.is_same_size(fw.zeros(1, 1, device=d)) and not fw.is_same_size(one, two)
+    return None
+
+
+def _fill_diagonal(fw, d):
+    x, a = make((7, 3), fw.float64, d, seed=10)
+    b = a.copy()
+    np.fill_diagonal(b, 2.5, wrap=True)
+    c, e = make((4, 4, 4), fw.float64, d, seed=11)
+    e = e.copy()
+    e[np.arange(4), np.arange(4), np.arange(4)] = -1.0
+    return [(x.clone().fill_diagonal_(2.5, wrap=True), b), (c.clone().fill_diagonal_(-1.0), e)]
+
+
+def _new(fw, d):
+    x = fw.zeros(2, dtype=fw.int32, device=d)
+    t = x.new(2, 3)
+    assert tuple(t.shape) == (2, 3) and t.dtype == fw.int32 and t.device == x.device
+    return [(x.new([[1, 2]]), np.array([[1, 2]], dtype=np.int32))]
+
+
 def _shifts(fw, d):
     x, a = make((4, 5, 3), fw.float64, d, seed=9)
     out = [(fw.fft.fftshift(x), np.fft.fftshift(a)), (fw.fft.ifftshift(x), np.fft.ifftshift(a))]
@@ -118,4 +143,6 @@ CASES = {
     "constant_pad_nd": [Case(_pad)], "unsafe_chunk": [Case(_chunks)],
     "unsafe_split": [Case(_chunks)], "split_with_sizes": [Case(_chunks)],
     "empty_permuted": [Case(_empty_permuted)], "new_empty_strided": [Case(_new_empty_strided)],
+    "is_nonzero": [Case(_flags)], "is_same_size": [Case(_flags)],
+    "fill_diagonal_": [Case(_fill_diagonal)], "new": [Case(_new)],
 }

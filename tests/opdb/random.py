@@ -57,6 +57,13 @@ CASES = {
                                        np.array([0.0, 1.0, 1.0])),
                                       (fw.tensor([0.5, 0.5], device=d).bernoulli(0.0),
                                        np.zeros(2))])],
+    # the draws' distributions are checked in tests/test_random_counts.py; here the
+    # outcomes that are certain
+    "poisson": [Case(lambda fw, d: [
+        (fw.poisson(fw.tensor([0.0, float("inf")], device=d)), np.array([0.0, np.inf]))])],
+    "binomial": [Case(lambda fw, d: [
+        (fw.binomial(fw.tensor([7.0, 5.0, 0.0], device=d), fw.tensor([1.0, 0.0, 0.5], device=d)),
+         np.array([7.0, 0.0, 0.0]))])],
     "multinomial": [Case(lambda fw, d: [
         (fw.multinomial(fw.tensor([0.0, 0.0, 3.0], device=d), 4, True), np.full(4, 2)),
         (fw.tensor([[0.0, 1.0], [1.0, 0.0]], device=d).multinomial(1), np.array([[1], [0]]))])],
