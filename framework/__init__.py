@@ -105,7 +105,7 @@ def set_num_threads(n):
 from . import func  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import amp, distributed, utils  # noqa: E402,F401
-from . import profiler  # noqa: E402,F401
+from . import profiler, testing  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .amp._ops import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401,E501
 from ._ops.autocast import (  # noqa: E402,F401
