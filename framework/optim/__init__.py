@@ -13,4 +13,6 @@ from .radam import *  # noqa: F401,F403
 from .asgd import *  # noqa: F401,F403
 from .rprop import *  # noqa: F401,F403
 from .lbfgs import *  # noqa: F401,F403
+from .adafactor import *  # noqa: F401,F403
+from .muon import *  # noqa: F401,F403
 from . import lr_scheduler, swa_utils  # noqa: F401,E402
