@@ -22,3 +22,10 @@ from .loss import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 from .channelshuffle import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403
+from .sync_batchnorm import *  # noqa: F401,F403
+from .fractional_pooling import *  # noqa: F401,F403
+from .loss_aliases import *  # noqa: F401,F403
+from .linear_cross_entropy import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
+from .cross_map_lrn import *  # noqa: F401,F403

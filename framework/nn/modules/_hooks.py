@@ -40,6 +40,20 @@ class RemovableHandle:
             if d is not None and self.id in d:
                 del d[self.id]
 
+    # copies and pickles of a module keep their handles pointing at the copy's hook dicts
+    # (deepcopy of a weakref is the same weakref: without these, removing the copy's hook
+    # would remove the original's)
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
+
+    def __setstate__(self, state):
+        self.hooks_dict_ref = weakref.ref(state[0] if state[0] is not None else OrderedDict())
+        self.id = state[1]
+        n = next(RemovableHandle._next_id)
+        RemovableHandle._next_id = itertools.count(max(n, self.id + 1))
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in (state[2] if len(state) > 2
+                                                               else ()) if d is not None)
+
     def __enter__(self):
         return self
 

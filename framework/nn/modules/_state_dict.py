@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from ..._tensor import Tensor
 from ...autograd import grad_mode
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 from ._hooks import _add, _WrappedHook
 
 __all__ = []
@@ -125,10 +125,13 @@ class _StateDictMixin:
                                   "torch.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(input_param)}")
                 continue
+            # an uninitialized (lazy) parameter has no shape to compare; its module's
+            # load pre-hook materialized it when the checkpoint's one is initialized
+            is_param_lazy = is_lazy(param)
             # checkpoints of PyTorch 0.3 saved scalars as 1-element vectors
-            if len(param.shape) == 0 and len(input_param.shape) == 1:
+            if not is_param_lazy and len(param.shape) == 0 and len(input_param.shape) == 1:
                 input_param = input_param[0]
-            if input_param.shape != param.shape:
+            if not is_param_lazy and input_param.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{input_param.shape} from checkpoint, the shape in current "
                                   f"model is {param.shape}.")
