@@ -136,6 +136,9 @@ for _name in ("abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcs
     globals()[_name] = getattr(Tensor, _name)
 detach, get_device, is_signed = Tensor.detach, Tensor.get_device, Tensor.is_signed
 from ._dlpack import from_dlpack  # noqa: E402,F401
+from ._legacy_types import set_default_tensor_type  # noqa: E402,F401
+from ._legacy_types import CPU_TYPES as _legacy  # noqa: E402
+globals().update(_legacy)   # FloatTensor, LongTensor, ...
 
 
 def __getattr__(name):

@@ -531,7 +531,13 @@ class Tensor:
         if dtype is None:
             where = "framework.cuda." if self._storage.device.type == "cuda" else "framework."
             return where + self.dtype.scalar_name + "Tensor"
-        return self.to(dtype)
+        from . import _legacy_types
+        legacy = _legacy_types.resolve(dtype)
+        if legacy is not None:     # FloatTensor, "torch.cuda.HalfTensor": dtype and device
+            if self._storage.device.type == legacy._device_type:
+                return self.to(legacy.dtype, non_blocking=non_blocking)
+            return self.to(legacy._device_type, legacy.dtype, non_blocking=non_blocking)
+        return self.to(dtype, non_blocking=non_blocking)
 
     def cpu(self, memory_format=None):
         return self if self._storage.device.type == "cpu" else self.to(CPU)

@@ -135,3 +135,42 @@ def test_cuda_rng_state():
     assert fw.cuda.initial_seed() != 11
     fw.cuda.set_rng_state(s, device=0)
     np.testing.assert_array_equal(fw.rand(5, device="cuda").cpu().numpy(), a.cpu().numpy())
+
+
+@needs_torch
+def test_legacy_tensor_types(monkeypatch):
+    from framework import _legacy_types
+    for name in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+                 "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"):
+        f, t = getattr(fw, name), getattr(torch, name)
+        assert str(f.dtype).split(".")[1] == str(t.dtype).split(".")[1] and not f.is_cuda
+        assert fw.cuda.__dict__[name].is_cuda
+        for data in ([1, 0], ()):
+            a, b = _outcome(lambda: f(data)), _outcome(lambda: t(data))
+            assert str(a).replace("framework", "torch") == str(b)
+        made = f(2, 3)     # uninitialized: shape and dtype
+        assert made.shape == (2, 3) and made.dtype is f.dtype and made.device.type == "cpu"
+        assert fw.cuda.__dict__[name](4).device.type == "cuda"
+        assert isinstance(fw.zeros(1, dtype=f.dtype), f)
+        assert not isinstance(fw.zeros(1, dtype=f.dtype, device="cuda"), f)
+        assert isinstance(fw.zeros(1, dtype=f.dtype, device="cuda"), fw.cuda.__dict__[name])
+    assert repr(fw.FloatTensor) == "<class 'framework.FloatTensor'>"
+    x = fw.arange(3.0)
+    assert x.type(fw.IntTensor).dtype is fw.int32 and x.type("torch.DoubleTensor").dtype is \
+        fw.float64
+    assert x.type(fw.cuda.HalfTensor).device.type == "cuda"
+    assert x.type("framework.cuda.LongTensor").dtype is fw.int64
+    for call in (lambda m: m.zeros(2).type("torch.Foo"), lambda m: m.FloatTensor(2.5)):
+        assert _outcome(lambda: call(fw)) == _outcome(lambda: call(torch))
+    monkeypatch.setattr(_legacy_types, "_warned", False)
+    try:
+        with pytest.warns(UserWarning, match="set_default_tensor_type\\(\\) is deprecated"):
+            fw.set_default_tensor_type(fw.DoubleTensor)
+        assert fw.zeros(1).dtype is fw.float64
+        fw.set_default_tensor_type("torch.cuda.FloatTensor")
+        assert fw.zeros(1).dtype is fw.float32 and fw.zeros(1).device.type == "cuda"
+        with pytest.raises(TypeError, match="only floating-point types are supported"):
+            fw.set_default_tensor_type(fw.LongTensor)
+    finally:
+        fw.set_default_dtype(fw.float32)
+        fw.set_default_device(None)

@@ -231,6 +231,8 @@ def _pinned_empty(shape, dtype):
                         alloc.contiguous_strides(tuple(shape)), 0, dtype)
 from . import amp  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from .._legacy_types import CUDA_TYPES as _legacy  # noqa: E402
+globals().update(_legacy)   # framework.cuda.FloatTensor, ...
 from .random import (  # noqa: E402,F401
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
     seed_all, set_rng_state, set_rng_state_all,
