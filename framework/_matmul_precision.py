@@ -32,3 +32,18 @@ def set_float32_matmul_precision(precision):
 def allow_tf32():
     """Whether float32 GEMMs on cuda may use TF32."""
     return _precision != "highest"
+
+
+# float32 convolutions' TF32 switch (PyTorch's torch.backends.cudnn.allow_tf32: on by
+# default, apart from the matmul precision)
+_conv_tf32 = True
+
+
+def allow_conv_tf32():
+    """Whether float32 convolutions on cuda may use TF32."""
+    return _conv_tf32
+
+
+def set_conv_tf32(value):
+    global _conv_tf32
+    _conv_tf32 = value

@@ -11,6 +11,11 @@ if os.environ.get("FW_COMPILE_CHECK"):  # before the framework's kernels are def
 
 import framework as fw  # noqa: E402
 
+# float32 convolutions in IEEE precision: the tests compare them with float64 references
+# at float32 tolerances (PyTorch's default, TF32, is for training; its own test suite
+# turns it off the same way). Tests of the switch set it themselves.
+fw.backends.cudnn.allow_tf32 = False
+
 # Open MPI's mpiexec (the GPU machines' image has it) refuses to start as root unless told
 # to; the tests' mpiexec runs inherit this. MPICH ignores it.
 os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")

@@ -176,3 +176,31 @@ def test_default_device():
     finally:
         fw.set_default_device(None)
     assert fw.get_default_device() == fw.device("cpu") and fw.ones(1).device.type == "cpu"
+
+
+@needs_torch
+def test_cudnn_switches_are_torchs():
+    fc, tc = fw.backends.cudnn, torch.backends.cudnn
+    saved = {n: getattr(tc, n) for n in ("enabled", "benchmark", "deterministic",
+                                          "allow_tf32", "benchmark_limit")}
+    mine = {n: getattr(fc, n) for n in saved}
+    try:
+        # conftest turns allow_tf32 off for the suite; PyTorch's default is on, as here
+        assert {**mine, "allow_tf32": True} == {**saved, "benchmark_limit": 10}
+        assert fc.is_available() is False and fc.version() is None
+        for name, bad in (("enabled", 1), ("benchmark", 1), ("deterministic", "x"),
+                          ("allow_tf32", 1)):
+            errs = []
+            for mod in (fc, tc):
+                with pytest.raises(RuntimeError) as info:
+                    setattr(mod, name, bad)
+                errs.append(str(info.value))
+            assert errs[0] == errs[1]
+        fc.benchmark = fc.deterministic = True
+        assert fc.benchmark and fc.deterministic
+        with fc.flags(enabled=True, benchmark=False, deterministic=False, allow_tf32=True):
+            assert not fc.benchmark and fc.allow_tf32 and fc.enabled
+        assert fc.benchmark and fc.deterministic and not fc.allow_tf32
+    finally:
+        for n, v in mine.items():
+            setattr(fc, n, v)

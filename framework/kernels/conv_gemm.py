@@ -33,8 +33,8 @@ positions read neighbouring elements of an NCHW tensor, so the loads coalesce; t
 hands them to tl.dot in the orientation it needs.
 
 Products: ``tl.dot`` on float32 accumulators for float16/bfloat16/float32 (float32 in
-IEEE precision, or TF32 when framework.get_float32_matmul_precision() allows it, as the
-GEMM does; PyTorch's convolutions follow torch.backends.cudnn.allow_tf32 instead), and on
+IEEE precision, or TF32 when framework.backends.cudnn.allow_tf32 allows it: True by
+default, as PyTorch's, apart from the GEMM's float32 matmul precision), and on
 float64 accumulators for float64 (tl.dot takes float64 operands; no tensor cores). Under
 Triton's interpreter bfloat16 operands are widened to float32 first (exact; its tl.dot
 would multiply their raw bits). Offsets are int64 when a tensor's extent or a row index
@@ -324,7 +324,7 @@ def _setup(tensors, rows, dtype):
     acc = tl.float64 if name == "float64" else tl.float32
     precision = None  # tl.dot's default: only float32 (and float64) have a choice
     if name == "float32":
-        precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"
+        precision = "tf32" if _matmul_precision.allow_conv_tf32() else "ieee"
     elif name == "float64":
         precision = "ieee"
     # row indices run up to a tile past the end: keep a margin for them

@@ -108,14 +108,31 @@ def test_tf32_allowed():
     """With TF32 allowed float32 products may round their inputs to 10 mantissa bits."""
     case = CASES[0]
     x, w, b = _data(case)
-    old = fw.get_float32_matmul_precision()
-    fw.set_float32_matmul_precision("high")
+    fw.backends.cudnn.allow_tf32 = True
     try:
         y = F.conv2d(*(fw.tensor(a, dtype=fw.float32, device="cuda") for a in (x, w, b)),
                      padding=1)
     finally:
-        fw.set_float32_matmul_precision(old)
+        fw.backends.cudnn.allow_tf32 = False
     assert_close(y, _torch_conv(case, x, w, b), rtol=5e-3, atol=5e-3)
+
+
+def test_tf32_follows_cudnn_switch_not_matmul_precision():
+    """float32 convolutions take their precision from backends.cudnn.allow_tf32 (PyTorch's
+    rule); the matmul precision is the GEMM's."""
+    from framework.kernels import conv_gemm
+    x = fw.zeros(2, 2)
+    old = fw.get_float32_matmul_precision()
+    try:
+        for cudnn_tf32, matmul in ((True, "highest"), (False, "high")):
+            fw.backends.cudnn.allow_tf32 = cudnn_tf32
+            fw.set_float32_matmul_precision(matmul)
+            precision = conv_gemm._setup([x], 4, fw.float32)[1]
+            assert precision == ("tf32" if cudnn_tf32 else "ieee")
+            assert conv_gemm._setup([x], 4, fw.float64)[1] == "ieee"
+    finally:
+        fw.backends.cudnn.allow_tf32 = False
+        fw.set_float32_matmul_precision(old)
 
 
 def test_float64_and_second_derivatives(device):
