@@ -140,3 +140,42 @@ def test_top_level_functional_ops_match_torch(name, args):
 def test_typename():
     assert fw.typename(fw.zeros(2)) == fw.zeros(2).type() == "framework.FloatTensor"
     assert fw.typename(fw.nn.Linear) == "framework.nn.modules.linear.Linear"
+
+
+def test_sdpa_backend_switches():
+    from framework.backends import cuda as bc
+    from framework.nn.attention import SDPBackend, sdpa_kernel
+    q = fw.randn(1, 2, 3, 4)
+    want = fw.nn.functional.scaled_dot_product_attention(q, q, q)
+    assert bc.flash_sdp_enabled() and bc.math_sdp_enabled()
+    with sdpa_kernel(SDPBackend.MATH):
+        assert bc.math_sdp_enabled() and not bc.flash_sdp_enabled()
+        assert not bc.mem_efficient_sdp_enabled() and not bc.cudnn_sdp_enabled()
+        np.testing.assert_array_equal(
+            fw.nn.functional.scaled_dot_product_attention(q, q, q).numpy(), want.numpy())
+    assert bc.flash_sdp_enabled() and bc.mem_efficient_sdp_enabled()
+    with sdpa_kernel([]):
+        with pytest.raises(RuntimeError, match="No viable backend for scaled_dot_product_"):
+            fw.nn.functional.scaled_dot_product_attention(q, q, q)
+    with pytest.raises(AssertionError, match="Backend must be an instance of SDPBackend"):
+        with sdpa_kernel("flash"):
+            pass
+    bc.enable_flash_sdp(False)
+    try:
+        assert not bc.flash_sdp_enabled()
+        with pytest.raises(RuntimeError, match="set_sdp_use_math expects a bool, but got int"):
+            bc.enable_math_sdp(1)
+    finally:
+        bc.enable_flash_sdp(True)
+    with pytest.warns(FutureWarning, match="sdp_kernel\\(\\)` is deprecated"):
+        with bc.sdp_kernel(enable_flash=False, enable_math=True):
+            assert bc.math_sdp_enabled() and not bc.flash_sdp_enabled()
+    assert bc.flash_sdp_enabled()
+
+
+@pytest.mark.skipif(torch is None, reason="torch is the oracle")
+def test_sdp_backend_values_are_torchs():
+    from framework.nn.attention import SDPBackend
+    from torch.nn.attention import SDPBackend as T
+    assert {k: int(v) for k, v in SDPBackend.__members__.items()} == \
+        {k: int(v) for k, v in T.__members__.items()}

@@ -10,6 +10,7 @@ import warnings
 
 import framework
 from framework import random as _random
+from framework.backends import cuda as _sdp_switches
 from framework._ops import attention as _attention_ops
 from framework._ops import fused_linear as _fused_linear_ops
 from framework._ops.pointwise import broadcast_shapes as _broadcast, cpp_type_name, type_name
@@ -105,6 +106,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     float16/bfloat16 inputs accumulate in float32, and the L x S scores are never stored.
     """
     _check_sdpa_inputs(query, key, value, attn_mask, is_causal)
+    if not _sdp_switches.any_sdp_enabled():
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. "
+                           "This is likely due to turning off both the math kernel and the "
+                           "fused kernels.")
     if enable_gqa and query.dim() < 3:
         key.size(-3)   # raises PyTorch's IndexError for 2-D inputs
     L, E = query.size(-2), query.size(-1)
