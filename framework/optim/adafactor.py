@@ -77,15 +77,8 @@ class Adafactor(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
-                params = []
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    if p.is_complex():
-                        raise RuntimeError("Adafactor does not support complex parameters")
-                    if getattr(p.grad, "is_sparse", False):
-                        raise RuntimeError("Adafactor does not support sparse gradients")
-                    params.append(p)
+                params = self._params_with_grad(group, real_only="Adafactor")
+                for p in params:
                     self._state_for(p)
                 self._adafactor(group, params)
         return loss

@@ -88,18 +88,10 @@ class Muon(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
-                params = []
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    if p.is_complex():
-                        raise RuntimeError("Muon does not support complex parameters")
-                    if getattr(p.grad, "is_sparse", False):
-                        raise RuntimeError("Muon does not support sparse gradients")
-                    params.append(p)
-                    state = self.state[p]
-                    if "momentum_buffer" not in state:
-                        state["momentum_buffer"] = _fw.zeros_like(p.grad)
+                params = self._params_with_grad(group, real_only="Muon")
+                for p in params:
+                    if "momentum_buffer" not in self.state[p]:
+                        self.state[p]["momentum_buffer"] = _fw.zeros_like(p.grad)
                 self._muon(group, params)
         return loss
 

@@ -387,9 +387,13 @@ class Optimizer:
             hook(self)
 
     # ------------------------------------------------------------------ helpers for subclasses
-    def _params_with_grad(self, group):
-        """The parameters of ``group`` whose ``grad`` is not None."""
-        return [p for p in group["params"] if p.grad is not None]
+    def _params_with_grad(self, group, real_only=None):
+        """The parameters of ``group`` whose ``grad`` is not None; with ``real_only`` (the
+        optimizer's name), a complex parameter raises PyTorch's error."""
+        params = [p for p in group["params"] if p.grad is not None]
+        if real_only is not None and any(p.is_complex() for p in params):
+            raise RuntimeError(f"{real_only} does not support complex parameters")
+        return params
 
     @staticmethod
     def _new_step(param, group):
