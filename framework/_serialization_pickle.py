@@ -93,6 +93,9 @@ class Pickler(pickle._Pickler):
         if t is _Global or t is _dtype.dtype:
             return obj.name                      # a string: save_global below writes it
         if isinstance(obj, Tensor):
+            if isinstance(obj, _lazy_types()):
+                # a lazy module's placeholder: its class and requires_grad, PyTorch's form
+                return (_Global("torch.nn.parameter", t.__name__), (obj.requires_grad,))
             return _reduce_tensor(obj)
         if t is _device:
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
@@ -341,6 +344,11 @@ def _py3_name(module, name):
     return _compat_pickle.IMPORT_MAPPING.get(module, module), name
 
 
+def _lazy_types():
+    from .nn.parameter import UninitializedBuffer, UninitializedParameter
+    return (UninitializedParameter, UninitializedBuffer)
+
+
 def _find_class(module, name, weights_only, fallback):
     if not (isinstance(module, str) and isinstance(name, str)):
         raise pickle.UnpicklingError("GLOBAL names must be strings")
@@ -350,6 +358,10 @@ def _find_class(module, name, weights_only, fallback):
     if obj is not None:
         return obj
     if not weights_only:
+        # lazy placeholders: not on the weights-only allow-list, as in PyTorch
+        for cls in _lazy_types():
+            if full == "torch.nn.parameter." + cls.__name__:
+                return cls
         return fallback(module, name)
     obj = _BUILTIN_SAFE.get(full)
     if obj is None:

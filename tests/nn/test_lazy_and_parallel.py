@@ -516,3 +516,20 @@ def test_cross_map_lrn2d(device, size):
     with pytest.raises(ValueError) as fe:
         f(fw.ones(2, 3, 4, device=device))
     assert _msg(fe) == _msg(te)
+
+
+def test_save_and_load_uninitialized_state_dict_as_torch(tmp_path):
+    real_torch = pytest.importorskip("torch")
+    m = fw.nn.LazyLinear(3)
+    path = str(tmp_path / "lazy.pt")
+    fw.save(m.state_dict(), path)
+    with pytest.raises(Exception, match="Weights only load failed"):
+        fw.load(path)                          # not on the allow-list, as in PyTorch
+    for load in (lambda: fw.load(path, weights_only=False),
+                 lambda: real_torch.load(path, weights_only=False)):
+        assert [repr(v) for v in load().values()] == ["<UninitializedParameter>"] * 2
+    tpath = str(tmp_path / "torch_lazy.pt")
+    real_torch.save(real_torch.nn.LazyBatchNorm1d().state_dict(), tpath)
+    sd = fw.load(tpath, weights_only=False)
+    assert isinstance(sd["running_mean"], fw.nn.UninitializedBuffer)
+    assert isinstance(sd["weight"], fw.nn.UninitializedParameter)
