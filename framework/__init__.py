@@ -63,6 +63,8 @@ from .autograd.grad_mode import (  # noqa: E402,F401
 )
 from . import nn  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401
+from . import library, jit, types  # noqa: E402,F401
+from .library import ops  # noqa: E402,F401
 from .nn.modules.module import _typename as typename  # noqa: E402,F401
 from .autograd.anomaly_mode import (  # noqa: E402,F401
     is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled)

@@ -390,7 +390,7 @@ class Tensor:
             if self._storage.device.type != "cpu":
                 raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                                 "Tensor.cpu() to copy the tensor to host memory first.")
-            if self._requires_grad:
+            if self._requires_grad and _grad_enabled():    # PyTorch: only with grad mode on
                 raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                    "tensor.detach().numpy() instead.")
         if self.dtype is _dtype.bfloat16:
@@ -856,3 +856,8 @@ def _dim_index(dim, op, name="dim", pos=None):
     imported here because args imports this module)."""
     from ._ops.args import to_int
     return to_int(op, name, dim, pos)
+
+
+def _grad_enabled():
+    from .autograd import grad_mode
+    return grad_mode._mode.enabled
