@@ -1,8 +1,11 @@
 """framework.utils: data loading (``utils.data``), DLPack (``utils.dlpack``), safetensors
-(``utils.safetensors``) and the deterministic mode's fill switch (``utils.deterministic``)."""
+(``utils.safetensors``), the deterministic mode's fill switch (``utils.deterministic``),
+activation checkpointing (``utils.checkpoint``), pytrees (``utils._pytree``) and hook
+helpers (``utils.hooks``)."""
 import importlib as _importlib
 
-_SUBMODULES = ("data", "deterministic", "dlpack", "safetensors")
+_SUBMODULES = ("_pytree", "checkpoint", "data", "deterministic", "dlpack", "hooks",
+               "safetensors")
 
 
 def __getattr__(name):
