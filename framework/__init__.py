@@ -105,6 +105,7 @@ def set_num_threads(n):
     _C.set_num_threads(n)
     _C.blas_set_num_threads(n)
 from . import func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import amp, distributed, utils  # noqa: E402,F401
 from . import profiler, testing  # noqa: E402,F401

@@ -108,6 +108,8 @@ class Generator:
 
     def _take(self, n):
         """Reserves ``n`` counters; returns (seed, first counter)."""
+        if _draw_hook is not None:      # vmap(randomness="error") refuses random ops
+            _draw_hook()
         start = self._offset
         self._offset = (start + n) & _MASK
         return self._seed, start
@@ -122,6 +124,8 @@ class Generator:
         self._device = canonical(state["device"])
         self._seed, self._offset = state["seed"], state["offset"]
 
+
+_draw_hook = None   # set by framework.func.vmap: called before every draw
 
 default_generator = Generator(CPU)
 _defaults = {CPU: default_generator}

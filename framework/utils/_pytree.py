@@ -482,6 +482,31 @@ def tree_flatten(tree, is_leaf=None):
     return leaves, spec
 
 
+def _broadcast_to_and_flatten(tree, treespec, is_leaf=None):
+    """``tree``, a prefix of ``treespec``'s structure (a leaf stands for the whole subtree
+    under it), as one value per leaf of ``treespec``; None when it is not a prefix."""
+    out = []
+
+    def go(node, spec):
+        if tree_is_leaf(node, is_leaf):
+            out.extend([node] * spec.num_leaves)
+            return True
+        t = _get_node_type(node)
+        if spec.is_leaf() or t is not spec.type:
+            return False
+        children, context = SUPPORTED_NODES[t].flatten_fn(node)
+        if t is dict or t is OrderedDict:     # by key, in the spec's order
+            if set(context) != set(spec.context):
+                return False
+            lookup = dict(zip(context, children))
+            children = [lookup[k] for k in spec.context]
+        elif context != spec.context or len(children) != spec.num_children:
+            return False
+        return all(go(c, cs) for c, cs in zip(children, spec.children()))
+
+    return out if go(tree, treespec) else None
+
+
 def tree_unflatten(leaves, treespec):
     """The pytree of structure ``treespec`` with ``leaves`` (inverse of tree_flatten)."""
     if not isinstance(treespec, TreeSpec):

@@ -1,0 +1,1 @@
+"""Implementation of ``framework.func``'s function transforms (see framework/func.py)."""
