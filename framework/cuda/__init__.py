@@ -237,3 +237,12 @@ from .random import (  # noqa: E402,F401
     get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
     seed_all, set_rng_state, set_rng_state_all,
 )
+from . import nvtx  # noqa: E402,F401
+from ._compat import (  # noqa: E402,F401
+    caching_allocator_alloc, caching_allocator_delete, can_device_access_peer, clock_rate,
+    device_memory_used, get_per_process_memory_fraction, get_sync_debug_mode, has_half,
+    ipc_collect, is_tf32_supported, list_gpu_processes, max_memory_cached, memory_cached,
+    memory_stats_as_nested_dict, memory_usage, power_draw, reset_max_memory_cached,
+    set_per_process_memory_fraction, set_sync_debug_mode, temperature, utilization,
+)
+from ._compat import _cuda_getattr as __getattr__  # noqa: E402,F401  (default_generators)
