@@ -6,6 +6,7 @@ import framework as fw
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform, ExpTransform
 from .utils import broadcast_all
@@ -28,7 +29,7 @@ def _new(like, shape):
     return fw.empty(tuple(shape), dtype=like.dtype, device=like.device)
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -80,6 +81,13 @@ class Normal(Distribution):
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + fw.log(self.scale)
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * fw.log(-math.pi / y)
 
 
 class Uniform(Distribution):
@@ -246,7 +254,7 @@ class Cauchy(Distribution):
         return math.log(4 * math.pi) + self.scale.log()
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution with ``rate`` (inverse scale)."""
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
@@ -295,6 +303,13 @@ class Exponential(Distribution):
 
     def entropy(self):
         return 1.0 - fw.log(self.rate)
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -fw.log(-x)
 
 
 class LogNormal(TransformedDistribution):

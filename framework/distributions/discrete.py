@@ -10,6 +10,7 @@ from framework._ops.random_counts import _binomial_sample, _poisson_sample
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli", "Binomial", "Geometric", "NegativeBinomial", "Poisson"]
@@ -73,7 +74,7 @@ class _OneProbability(Distribution):
         return self._param.shape
 
 
-class Bernoulli(_OneProbability):
+class Bernoulli(_OneProbability, ExponentialFamily):
     """The Bernoulli distribution, by ``probs`` or by ``logits`` (not both)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -121,6 +122,13 @@ class Bernoulli(_OneProbability):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+    @property
+    def _natural_params(self):
+        return (fw.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return fw.log1p(fw.exp(x))
 
 
 class Geometric(_OneProbability):
@@ -176,7 +184,7 @@ class Geometric(_OneProbability):
         return bce / self.probs
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """The Poisson distribution with ``rate``."""
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
@@ -217,6 +225,13 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return fw.xlogy(value, rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self):
+        return (fw.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return fw.exp(x)
 
 
 def _clamp_by_zero(x):

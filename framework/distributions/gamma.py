@@ -14,6 +14,7 @@ import framework as fw
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT"]
@@ -87,7 +88,7 @@ def _expand_params(self, cls, names, batch_shape, _instance):
     return new, batch_shape
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution with shape ``concentration`` and ``rate`` (inverse scale)."""
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
@@ -138,6 +139,13 @@ class Gamma(Distribution):
             self._validate_sample(value)
         return fw.igamma(self.concentration, self.rate * value)
 
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return fw.lgamma(x + 1) + (x + 1) * fw.log(-y.reciprocal())
+
 
 class Chi2(Gamma):
     """The chi-squared distribution with ``df`` degrees of freedom, Gamma(df / 2, 1 / 2)."""
@@ -156,7 +164,7 @@ class Chi2(Gamma):
         return self.concentration * 2
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution with ``concentration`` (its last dim is the event)."""
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
@@ -216,8 +224,15 @@ class Dirichlet(Distribution):
         return (fw.lgamma(self.concentration).sum(-1) - fw.lgamma(a0) - (k - a0) * fw.digamma(a0)
                 - ((self.concentration - 1.0) * fw.digamma(self.concentration)).sum(-1))
 
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
 
-class Beta(Distribution):
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - fw.lgamma(x.sum(-1))
+
+
+class Beta(ExponentialFamily):
     """The beta distribution with ``concentration1`` (alpha) and ``concentration0`` (beta)."""
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
@@ -270,6 +285,13 @@ class Beta(Distribution):
     @property
     def concentration0(self):
         return self._dirichlet.concentration[..., 1]
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return fw.lgamma(x) + fw.lgamma(y) - fw.lgamma(x + y)
 
 
 class StudentT(Distribution):

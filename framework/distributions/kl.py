@@ -436,3 +436,75 @@ for _p, _qs in ((Normal, (Beta, Exponential, Gamma, Uniform)),
                 (Poisson, (Bernoulli, Binomial))):
     for _q in _qs:
         register_kl(_p, _q)(_kl_infinite)
+
+
+# exponential families (Bregman divergence of the log normalizer) and the continuous Bernoulli
+from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
+from .exp_family import ExponentialFamily  # noqa: E402
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_nparams = [np_.detach().requires_grad_() for np_ in p._natural_params]
+    q_nparams = q._natural_params
+    with fw.enable_grad():
+        lg_normal = p._log_normalizer(*p_nparams)
+        gradients = fw.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
+    for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
+        result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
+    return result
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + fw.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - fw.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() - p.mean * q.logits - fw.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - fw.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + fw.square(q.loc / q.scale)) + fw.log(q.scale)
+    t3 = (p.variance + fw.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * fw.square(q.scale))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return fw.where(fw.logical_or(fw.ge(q.low, p.support.lower_bound),
+                                  fw.le(q.high, p.support.upper_bound)),
+                    fw.ones_like(result) * math.inf, result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() - p.mean * q.logits - fw.log1p(-q.probs) - q._cont_bern_log_norm()
+    return fw.where(fw.logical_or(fw.ge(p.high, q.support.upper_bound),
+                                  fw.le(p.low, q.support.lower_bound)),
+                    fw.ones_like(result) * math.inf, result)
+
+
+for _p in (Exponential, Gamma, Gumbel, Laplace, Normal, Pareto):
+    register_kl(_p, ContinuousBernoulli)(_kl_infinite)

@@ -9,7 +9,9 @@ import framework.nn.functional as F
 from . import constraints
 from .utils import _sum_rightmost
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "PositiveDefiniteTransform", "StackTransform",
            "IndependentTransform", "LowerCholeskyTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
@@ -537,3 +539,6 @@ class AffineTransform(Transform):
 
 from ._vector_transforms import (  # noqa: E402  (they subclass Transform above)
     LowerCholeskyTransform, ReshapeTransform, SoftmaxTransform, StickBreakingTransform)
+from ._more_transforms import (  # noqa: E402
+    CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+    PositiveDefiniteTransform, StackTransform)

@@ -6,6 +6,7 @@ from functools import update_wrapper
 import framework as fw
 
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property",
+           "tril_matrix_to_vec", "vec_to_tril_matrix",
            "euler_constant"]
 
 euler_constant = 0.57721566490153286060
@@ -78,3 +79,30 @@ class lazy_property:
 class _lazy_property_and_property(lazy_property, property):
     def __init__(self, wrapped):
         property.__init__(self, wrapped)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The lower-triangular entries (below diagonal ``diag``) of a (batch of) ``D x D``
+    matrices, as a vector in row order."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    arange = fw.arange(n, device=mat.device)
+    tril_mask = arange < arange.view(-1, 1) + (diag + 1)
+    return mat[..., tril_mask]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of ``tril_matrix_to_vec``: a (batch of) lower-triangular ``D x D`` matrices."""
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1]
+                            + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    eps = fw.finfo(vec.dtype).eps
+    if round(n) - n > eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    arange = fw.arange(n, device=vec.device)
+    tril_mask = arange < arange.view(-1, 1) + (diag + 1)
+    mat[..., tril_mask] = vec
+    return mat

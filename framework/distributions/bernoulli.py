@@ -1,0 +1,4 @@
+"""``torch.distributions.bernoulli``: re-exports Bernoulli from ``.discrete``."""
+from .discrete import Bernoulli
+
+__all__ = ["Bernoulli"]
