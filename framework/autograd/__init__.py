@@ -3,7 +3,7 @@ the dispatcher (``backward``, ``grad``, grad modes, ``Function``, hooks, anomaly
 from .. import _tensor
 from . import graph  # noqa: F401
 from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
-from .engine import run_backward
+from .engine import _is_checkpoint_valid, run_backward  # noqa: F401
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .graph import edge_of

@@ -12,6 +12,8 @@ mode on, so the gradients carry a graph of their own.
 The loop itself (ordering, dependency counts, summing gradients) is native
 (``native/engine.cpp``): in Python it cost about 3.5 us a node. What a node does stays here.
 """
+import threading
+
 from . import anomaly_mode, grad_mode
 from .._ops import autocast as _autocast
 from .. import _C
@@ -114,13 +116,31 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
     # inside an autocast op run)
     no_autocast = _autocast.disabled()
     no_autocast.__enter__()
+    running = _running.stack
+    running.append(accumulate)
     try:
         _C.engine_run(root_nodes, buffers, keep_graph, needed, capture_at or None, results,
                       accumulate, anomaly_mode._enabled or profile_hook is not None)
     finally:
+        running.pop()
         grad_mode._mode.enabled = prev
         no_autocast.__exit__(None, None, None)
     return results
+
+
+class _Running(threading.local):
+    def __init__(self):
+        self.stack = []     # this thread's running backwards: whether each accumulates
+
+
+_running = _Running()
+
+
+def _is_checkpoint_valid():
+    """False inside a backward that only returns gradients (``autograd.grad``): a
+    reentrant checkpoint's inner backward could not deliver them (PyTorch's check)."""
+    stack = _running.stack
+    return stack[-1] if stack else True
 
 
 def _apply(node, grads):

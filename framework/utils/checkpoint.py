@@ -18,12 +18,11 @@ Two variants, chosen by ``use_reentrant``:
 """
 import contextlib
 import enum
-import sys
 import warnings
 import weakref
 
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from ..autograd import engine as _engine, grad_mode
 from ..autograd.function import Function
 from ..autograd.graph import SavedTensor, saved_tensors_hooks
 from ._pytree import tree_map
@@ -206,20 +205,6 @@ def _get_cpu_rng_state():
 
 # ---- reentrant checkpoint ----------------------------------------------------------------
 
-def _is_checkpoint_valid():
-    """False inside a backward pass that only collects some gradients (``autograd.grad``,
-    ``backward(inputs=...)``): the reentrant backward would accumulate into ``.grad``.
-    Found from the innermost ``engine.run_backward`` call on the stack."""
-    from ..autograd import engine
-    code = engine.run_backward.__code__
-    f = sys._getframe(1)
-    while f is not None:
-        if f.f_code is code:
-            return bool(f.f_locals.get("accumulate", True))
-        f = f.f_back
-    return True
-
-
 class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
@@ -253,7 +238,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *args):
-        if not _is_checkpoint_valid():
+        if not _engine._is_checkpoint_valid():
             raise RuntimeError(
                 "When use_reentrant=True, torch.utils.checkpoint is incompatible"
                 " with .grad() or passing an `inputs` parameter to .backward()."
