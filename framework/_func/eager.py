@@ -201,6 +201,20 @@ def _check_tensor_outputs(flat, api):
                                f"unsupported type {type(o)}")
 
 
+def _split_outputs(out, has_aux, api):
+    """(flat outputs, their spec, aux) of what f returned, with PyTorch's checks: a pair
+    (output, aux) with ``has_aux``, and tensors only."""
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError(f"{api}: output of function f should be a tuple: "
+                               "(output, aux) if has_aux is True")
+        out, aux = out
+    flat_out, out_spec = tree_flatten(out)
+    _check_tensor_outputs(flat_out, api)
+    return flat_out, out_spec, aux
+
+
 # ----------------------------------------------------------------------------- grad
 
 def grad_and_value_impl(func, argnums, has_aux, args, kwargs):
@@ -271,15 +285,7 @@ def _vjp_with_argnums(func, primals, argnums=None, has_aux=False):
         else:
             primals = _replace_diff(primals, argnums)
             diff = _slice(primals, argnums)
-        out = func(*primals)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            out, aux = out
-        flat_out, out_spec = tree_flatten(out)
-        _check_tensor_outputs(flat_out, "vjp(f, *primals)")
+        flat_out, out_spec, aux = _split_outputs(func(*primals), has_aux, "vjp(f, *primals)")
         for o in flat_out:
             if not (o.is_floating_point() or o.dtype.is_complex):
                 raise RuntimeError("vjp(f, ...): All outputs of f must be floating-point or "
@@ -362,15 +368,7 @@ def _jvp_with_argnums(func, primals, tangents, argnums=None, *, strict=False, ha
             argnums = _check_argnums(argnums, len(primals))
             primals = _replace_diff(primals, argnums)
             diff = _slice(primals, argnums)
-        out = func(*primals)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(f"{_JVP}: output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            out, aux = out
-        flat_out, out_spec = tree_flatten(out)
-        _check_tensor_outputs(flat_out, _JVP)
+        flat_out, out_spec, aux = _split_outputs(func(*primals), has_aux, _JVP)
         flat_diff = tree_flatten(diff)[0]
         keeper.track(flat_diff)
         keep = keeper.check(flat_out + tree_flatten(aux)[0])
@@ -426,15 +424,7 @@ def _jacobian(name, func, argnums, has_aux, chunk_size, args):
     with _enable_grad(), _nesting():
         args = _replace_diff(args, argnums)
         diff = _slice(args, argnums)
-        out = func(*args)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(f"{api}: output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            out, aux = out
-        flat_out, out_spec = tree_flatten(out)
-        _check_tensor_outputs(flat_out, api)
+        flat_out, out_spec, aux = _split_outputs(func(*args), has_aux, api)
         _error_if_complex(name, flat_out, is_input=False)
         for o in flat_out:
             if name == "jacrev" and not (o.is_floating_point() or o.dtype.is_complex):

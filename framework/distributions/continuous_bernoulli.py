@@ -7,6 +7,7 @@ import framework as fw
 import framework.nn.functional as F
 
 from . import constraints
+from .discrete import _expand_binary
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
@@ -42,16 +43,7 @@ class ContinuousBernoulli(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
-        batch_shape = fw.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(tuple(batch_shape))
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(tuple(batch_shape))
-            new._param = new.logits
-        ExponentialFamily.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _expand_binary(self, ContinuousBernoulli, new, fw.Size(batch_shape))
 
     def _outside_unstable_region(self):
         return fw.logical_or(fw.le(self.probs, self._lims[0]), fw.gt(self.probs, self._lims[1]))
