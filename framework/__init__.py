@@ -139,6 +139,14 @@ for _name in ("abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcs
     globals()[_name] = getattr(Tensor, _name)
 detach, get_device, is_signed = Tensor.detach, Tensor.get_device, Tensor.is_signed
 from ._dlpack import from_dlpack  # noqa: E402,F401
+from . import accelerator, cpu, quasirandom  # noqa: E402,F401
+from ._frombuffer import frombuffer, from_file  # noqa: E402,F401
+from ._tensor_extras import install as _install_tensor_extras, nonzero_static  # noqa: E402,F401
+_install_tensor_extras(Tensor)
+from . import _aten_aliases  # noqa: E402
+# torch's top-level ATen spellings; a name the op table (or anything above) defines wins
+globals().update({_n: getattr(_aten_aliases, _n) for _n in _aten_aliases.__all__
+                  if _n not in globals()})
 from ._legacy_types import set_default_tensor_type  # noqa: E402,F401
 from ._legacy_types import CPU_TYPES as _legacy  # noqa: E402
 globals().update(_legacy)   # FloatTensor, LongTensor, ...
