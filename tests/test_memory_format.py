@@ -165,3 +165,36 @@ def test_permuted_loops(device):
     assert f.stride() == (1, 15, 3)
     np.testing.assert_allclose(to_np(f.reshape(-1)),
                                (to_np(u8).transpose(2, 0, 1) / 255).reshape(-1), rtol=1e-6)
+
+
+@pytest.mark.skipif(torch is None, reason="torch is the oracle")
+@pytest.mark.parametrize("shape", [(2, 1, 4, 4), (2, 3, 1, 1), (1, 3, 4, 4), (2, 3, 4, 1),
+                                   (0, 3, 2, 2), (2, 3, 4, 5)])
+def test_empty_and_to_strides_in_a_format_are_torchs(shape):
+    got, want = [], []
+    for m, out in ((fw, got), (torch, want)):
+        cl = m.channels_last
+        out.append(m.empty(shape, memory_format=cl).stride())
+        out.append(m.zeros(shape).to(memory_format=cl).stride())
+        out.append(m.zeros(shape).to(m.float64, memory_format=cl).stride())
+        out.append(m.zeros(shape).contiguous(memory_format=cl).stride())
+        out.append(m.zeros(shape).is_contiguous(memory_format=cl))
+        z = m.zeros(shape)
+        out.append(z.to(memory_format=cl) is z)
+        c = m.zeros(shape).contiguous(memory_format=cl)
+        out.append(c.to(memory_format=cl) is c)
+        out.append(c.to(memory_format=m.contiguous_format) is c)
+    assert got == want
+
+
+@pytest.mark.skipif(torch is None, reason="torch is the oracle")
+def test_empty_memory_format_errors_and_3d_are_torchs():
+    for m in (fw, torch):
+        with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last"):
+            m.empty(2, 3, memory_format=m.channels_last)
+        with pytest.raises(RuntimeError, match="unsupported memory format Preserve"):
+            m.empty(2, 3, memory_format=m.preserve_format)
+    assert fw.empty(2, 3, 4, 5, 6, memory_format=fw.channels_last_3d).stride() == \
+        torch.empty(2, 3, 4, 5, 6, memory_format=torch.channels_last_3d).stride()
+    x = fw.zeros(3, 4).t()       # torch's rule: a 2-d tensor suggests contiguous_format
+    assert x.to(memory_format=fw.contiguous_format) is x

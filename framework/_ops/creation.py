@@ -273,7 +273,16 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
                   alloc.contiguous_strides(shape), 0, dt)
     else:
         t = _pinned(alloc.empty(shape, alloc.resolve_dtype(dtype), dev), pin_memory)
+    if memory_format is not None and memory_format is not _memory_format.contiguous_format:
+        t._stride = _format_strides("empty", shape, memory_format)  # a permutation: same size
     return _finish(_determinism.fill_uninitialized(t), requires_grad)
+
+
+def _format_strides(op, shape, fmt):
+    _memory_format.check(op, fmt)
+    if fmt is _memory_format.preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    return _memory_format.format_strides(op, shape, fmt)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
@@ -643,13 +652,15 @@ def to(self, *args, **kwargs):
     dev = self._storage.device if dev is None else alloc.resolve_device(dev)
     dt = self.dtype if dt is None else alloc.resolve_dtype(dt)
     keep = fmt is None or fmt is _memory_format.preserve_format
+    # PyTorch's rule for returning self: the format asked for is the one its strides
+    # suggest (a size-1 channel dim counts as contiguous, so such a tensor is restrided)
     if dev is self._storage.device and dt is self.dtype and not copy and (
-            keep or self.is_contiguous(memory_format=fmt)):
+            keep or _memory_format.suggest(self) is fmt):
         return self
     out = self
     if dev is not self._storage.device:
         out = to_device(out, dev, non_blocking)
-    if not keep and not out.is_contiguous(memory_format=fmt):
+    if not keep and (out is self or _memory_format.suggest(out) is not fmt):
         res = _memory_format.empty_like(out, dt, dev, fmt, "to")
         alloc.backend(dev).copy.copy(res, out, out._stride)
         return res

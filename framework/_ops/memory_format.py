@@ -86,8 +86,11 @@ def format_strides(op, shape, fmt):
 
 def is_contiguous(shape, stride, fmt):
     """Tensor.is_contiguous(memory_format=): the strides are exactly the format's (size-1
-    dims and empty tensors aside)."""
+    dims aside; an empty tensor is contiguous, but channels-last only with its strides, as
+    in PyTorch)."""
     if fmt is None or fmt is contiguous_format:
+        if 0 in shape:
+            return True
         order = range(len(shape) - 1, -1, -1)
     elif fmt is preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
@@ -95,8 +98,6 @@ def is_contiguous(shape, stride, fmt):
         order = _CL_ORDER.get(4 if fmt is channels_last else 5)
         if len(shape) != (4 if fmt is channels_last else 5):
             return False
-    if 0 in shape:
-        return True
     expected = 1
     for d in order:
         if shape[d] != 1:
