@@ -198,3 +198,19 @@ def test_empty_memory_format_errors_and_3d_are_torchs():
         torch.empty(2, 3, 4, 5, 6, memory_format=torch.channels_last_3d).stride()
     x = fw.zeros(3, 4).t()       # torch's rule: a 2-d tensor suggests contiguous_format
     assert x.to(memory_format=fw.contiguous_format) is x
+
+
+def test_resize_in_a_format_is_torchs():
+    got, want = [], []
+    for m, out in ((fw, got), (torch, want)):
+        cl = m.channels_last
+        out.append(m.zeros(2, 3, 4, 4).resize_(2, 3, 4, 4, memory_format=cl).stride())
+        out.append(m.zeros(5).resize_(2, 3, 4, 4, memory_format=cl).stride())
+        t = m.zeros(2, 3, 4, 4).to(memory_format=cl)
+        for fmt in (None, m.preserve_format, m.contiguous_format):
+            out.append(m.zeros(1).resize_as_(t, memory_format=fmt).stride())
+        for bad in (cl, m.preserve_format):
+            with pytest.raises(RuntimeError) as info:
+                m.zeros(1).resize_(2, 3, memory_format=bad)
+            out.append(str(info.value))
+    assert got == want

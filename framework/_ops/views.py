@@ -603,6 +603,11 @@ def resize_(self, *sizes, memory_format=None):
         self._storage = new
     self._shape = shape
     self._stride = alloc.contiguous_strides(shape)
+    if memory_format is not None and memory_format is not _memory_format.contiguous_format:
+        _memory_format.check("resize_", memory_format)
+        if memory_format is _memory_format.preserve_format:
+            raise RuntimeError("Unsupported memory formatPreserve")     # PyTorch's text
+        self._stride = _memory_format.format_strides("resize_", shape, memory_format)
     return self
 
 
@@ -614,7 +619,9 @@ def _copy_bytes(dst, src, nbytes):
 
 
 def resize_as_(self, the_template, memory_format=None):
-    return resize_(self, the_template._shape)
+    if memory_format is _memory_format.preserve_format:     # the template's layout
+        memory_format = _memory_format.suggest(the_template)
+    return resize_(self, the_template._shape, memory_format=memory_format)
 
 
 def squeeze_(self, dim=None):
