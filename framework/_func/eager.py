@@ -13,6 +13,7 @@ import contextlib
 import threading
 
 from .._tensor import Tensor
+from ..autograd.graph import reached_leaves
 from .pytree import tree_flatten, tree_unflatten, tree_map
 
 class _State(threading.local):
@@ -59,22 +60,7 @@ def _reaches_outside(t, own):
     """Whether the graph of ``t`` reaches a leaf that requires grad other than the stand-ins
     of this or of nested transforms (ids in ``own``, or marked ``_func_standin``): a tensor
     ``func`` closed over, say a module's weight."""
-    fn = t.grad_fn
-    if fn is None:
-        return t.requires_grad and id(t) not in own and not _is_standin(t)
-    stack, seen = [fn], set()
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        var = getattr(node, "variable", None)
-        if isinstance(var, Tensor):
-            if id(var) not in own and not _is_standin(var):
-                return True
-            continue
-        stack.extend(e[0] for e in node.next_functions if e is not None and e[0] is not None)
-    return False
+    return any(id(v) not in own and not _is_standin(v) for v in reached_leaves([t]))
 
 
 class _Keeper:

@@ -203,6 +203,31 @@ def flat_edges(edges):
 # Reference counts that mean "not shared", measured on this interpreter (they differ
 # between Python versions): a gradient held only by the engine's list and AccumulateGrad's
 # frame, and a storage held only by its tensor.
+def reached_leaves(tensors):
+    """The leaf tensors that require grad and that the graphs of ``tensors`` reach: a
+    tensor of ``tensors`` that is such a leaf itself, else the variables of the
+    AccumulateGrad nodes met walking back (each node once)."""
+    stack, seen = [], set()
+    for t in tensors:
+        if t.grad_fn is None:
+            if t.requires_grad:
+                yield t
+        else:
+            stack.append(t.grad_fn)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        var = getattr(node, "variable", None)
+        if var is not None:
+            yield var
+        nxt = node._next
+        for i in range(0, len(nxt), 2):
+            if nxt[i] is not None:
+                stack.append(nxt[i])
+
+
 def _refs_in_apply(grads):
     g = grads[0]
     return getrefcount(g)

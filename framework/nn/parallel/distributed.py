@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 from ... import distributed as dist
 from ...autograd import grad_mode
+from ...autograd.graph import reached_leaves
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -54,28 +55,7 @@ def _tensors_in(obj, out):
 
 def _used_leaves(outputs):
     """The ids of the leaf tensors the autograd graph of ``outputs`` reaches."""
-    used = set()
-    seen = set()
-    stack = []
-    for t in _tensors_in(outputs, []):
-        if t.grad_fn is None:
-            if t.requires_grad:
-                used.add(id(t))
-        else:
-            stack.append(t.grad_fn)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        var = getattr(node, "variable", None)
-        if var is not None:
-            used.add(id(var))
-        nxt = node._next
-        for i in range(0, len(nxt), 2):
-            if nxt[i] is not None:
-                stack.append(nxt[i])
-    return used
+    return {id(v) for v in reached_leaves(_tensors_in(outputs, []))}
 
 
 class DistributedDataParallel(Module):
