@@ -1,11 +1,11 @@
 """framework.utils: data loading (``utils.data``), DLPack (``utils.dlpack``), safetensors
 (``utils.safetensors``), the deterministic mode's fill switch (``utils.deterministic``),
 activation checkpointing (``utils.checkpoint``), pytrees (``utils._pytree``) and hook
-helpers (``utils.hooks``)."""
+helpers (``utils.hooks``) and TensorBoard logging (``utils.tensorboard``)."""
 import importlib as _importlib
 
 _SUBMODULES = ("_pytree", "checkpoint", "data", "deterministic", "dlpack", "hooks",
-               "safetensors")
+               "safetensors", "tensorboard")
 
 
 def __getattr__(name):
