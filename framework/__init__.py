@@ -150,12 +150,19 @@ globals().update({_n: getattr(_aten_aliases, _n) for _n in _aten_aliases.__all__
 from ._legacy_types import set_default_tensor_type  # noqa: E402,F401
 from ._legacy_types import CPU_TYPES as _legacy  # noqa: E402
 globals().update(_legacy)   # FloatTensor, LongTensor, ...
+from ._aten_rnn import (  # noqa: E402,F401
+    gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell)
+from ._control_flow import cond, while_loop  # noqa: E402,F401
+from ._typed_storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
+from ._typed_storage import install as _install_storage, LEGACY as _legacy_storages  # noqa: E402,E501
+_install_storage(Tensor)   # Tensor.storage(), Tensor.untyped_storage() -> UntypedStorage
+globals().update(_legacy_storages)   # FloatStorage, LongStorage, ...
 
 
 def __getattr__(name):
     # framework.multiprocessing is imported on first use (it registers pickle reducers);
-    # framework.distributions too, to keep `import framework` light
-    if name in ("multiprocessing", "distributions"):
+    # framework.distributions, compiler, _dynamo and hub too, to keep `import framework` light
+    if name in ("multiprocessing", "distributions", "compiler", "_dynamo", "hub"):
         import importlib
         return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,31 @@
+"""``framework._dynamo``: the few names of PyTorch's ``torch._dynamo`` that scripts use
+(``reset``, ``config``, ``disable``, ``mark_dynamic`` ...). There is no graph capture:
+``framework.compile`` runs eagerly, so these only keep such scripts running."""
+from . import config  # noqa: F401
+from ..compiler import (  # noqa: F401
+    allow_in_graph, assume_constant_result, disable, is_compiling, reset,
+)
+
+__all__ = ["config", "reset", "disable", "is_compiling", "allow_in_graph",
+           "assume_constant_result", "mark_dynamic", "maybe_mark_dynamic", "mark_static",
+           "graph_break", "reset_code_caches"]
+
+
+def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize_on=None):
+    """Marks dimension(s) ``index`` of ``t`` as dynamic for the compiler: a no-op here."""
+
+
+def maybe_mark_dynamic(t, index):
+    """Hints that dimension(s) ``index`` of ``t`` may vary: a no-op here."""
+
+
+def mark_static(t, index=None):
+    """Marks dimension(s) of ``t`` (or a module) as static: a no-op here."""
+
+
+def graph_break(msg=""):
+    """Forces a graph break under the compiler: a no-op in eager code."""
+
+
+def reset_code_caches():
+    """Clears compiled-code caches: there are none."""

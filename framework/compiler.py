@@ -1,0 +1,194 @@
+"""``framework.compiler``: PyTorch's ``torch.compiler`` namespace.
+
+``framework.compile`` runs models eagerly (see ``framework/_compile.py``), so there is no
+graph capture here: ``is_compiling()`` is always False, ``disable`` and the graph-marking
+decorators return functions that run as they are, and ``set_stance`` records the stance
+(every stance runs eagerly, "force_eager" included). They exist, with PyTorch's names,
+signatures and argument checks, so that scripts written against ``torch.compiler`` run.
+"""
+import functools
+
+from . import _compile
+from .autograd.grad_mode import _DecoratorContextManager
+
+__all__ = ["compile", "config", "assume_constant_result", "reset", "allow_in_graph",
+           "substitute_in_graph", "list_backends", "disable", "set_default_backend",
+           "get_default_backend", "set_stance", "cudagraph_mark_step_begin", "wrap_numpy",
+           "is_compiling", "is_dynamo_compiling", "is_exporting", "save_cache_artifacts",
+           "load_cache_artifacts", "nested_compile_region"]
+
+# PyTorch's registered backends and their tags (list_backends leaves out debug and
+# experimental ones by default); framework.compile accepts all of them and runs eagerly
+_BACKENDS = {"cudagraphs": (), "inductor": (), "openxla": (), "tvm": (),
+             "eager": ("debug",), "aot_eager": ("debug",), "aot_eager_default_partitioner":
+             ("debug",), "aot_eager_decomp_partition": ("debug",), "ts": ("experimental",)}
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile",
+            "eager_then_compile", "aot_eager_then_compile")
+_default_backend = "inductor"
+
+
+def compile(*args, **kwargs):
+    """``framework.compile`` (see there)."""
+    return _compile.compile(*args, **kwargs)
+
+
+def reset():
+    """Clears the compiler's caches. There are none to clear: models run eagerly."""
+
+
+def is_compiling():
+    """Whether the code runs inside a ``framework.compile`` trace: never, here."""
+    return False
+
+
+def is_dynamo_compiling():
+    """Whether the code is being traced by the graph capture: never, here."""
+    return False
+
+
+def is_exporting():
+    """Whether the code is being traced by ``export``: never, here."""
+    return False
+
+
+def _check_callable(fn, what):
+    if not callable(fn):
+        raise AssertionError(f"{what} expects a callable")
+
+
+def allow_in_graph(fn):
+    """Tells the compiler to put ``fn`` in the graph as one call; returns ``fn``."""
+    if isinstance(fn, (list, tuple)):
+        return [allow_in_graph(f) for f in fn]
+    _check_callable(fn, "allow_in_graph")
+    return fn
+
+
+def assume_constant_result(fn):
+    """Tells the compiler that ``fn`` always returns the same value; returns ``fn``."""
+    return fn
+
+
+def substitute_in_graph(original_fn, *, can_constant_fold_through=False,
+                        skip_signature_check=False):
+    """A decorator registering a traceable replacement for ``original_fn``; returns the
+    decorated function unchanged (there is no tracer to use it)."""
+    if not callable(original_fn):
+        raise TypeError(f"substitute_in_graph expects a callable, got {original_fn!r}")
+
+    def register(fn):
+        return fn
+    return register
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """Runs ``fn`` outside the compiler (as a decorator without ``fn``). Everything runs
+    eagerly here, so the result calls ``fn`` as it is."""
+    if fn is None:
+        return functools.partial(disable, recursive=recursive, reason=reason)
+    if not callable(fn):
+        raise AssertionError("fn must be callable")
+    from .nn.modules.module import Module
+    if isinstance(fn, Module):
+        return fn
+
+    @functools.wraps(fn)
+    def disabled(*args, **kwargs):
+        return fn(*args, **kwargs)
+    disabled._torchdynamo_disable = True
+    disabled._torchdynamo_disable_recursive = recursive
+    return disabled
+
+
+def nested_compile_region(fn=None, *, options=None, max_reuse_entries=8, reuse_hash_fn=None):
+    """Marks a region the compiler compiles once and reuses; returns ``fn`` unchanged."""
+    if fn is None:
+        return lambda f: f
+    return fn
+
+
+def wrap_numpy(fn):
+    """Lets ``fn`` take NumPy arrays under the compiler; returns ``fn`` (eager already)."""
+    return fn
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """The names of the backends ``framework.compile(backend=...)`` accepts, sorted."""
+    exclude = set(exclude_tags or ())
+    return sorted(n for n, tags in _BACKENDS.items() if not exclude.intersection(tags))
+
+
+def set_default_backend(backend):
+    """Sets the backend ``framework.compile`` uses when none is given."""
+    global _default_backend
+    _default_backend = "inductor" if backend is None else backend
+
+
+def get_default_backend():
+    return _default_backend
+
+
+def cudagraph_mark_step_begin():
+    """Marks the start of a new iteration for CUDA-graph trees: a no-op without them."""
+
+
+def save_cache_artifacts():
+    """The compiler's cache as bytes, or None when there is nothing cached (always here)."""
+    return None
+
+
+def load_cache_artifacts(serialized_artifacts):
+    """Loads cache artifacts from ``save_cache_artifacts``; None: nothing was loaded."""
+    return None
+
+
+class _Stance:
+    __slots__ = ("stance", "skip_guard_eval_unsafe", "backend")
+
+    def __init__(self, stance="default", skip_guard_eval_unsafe=False, backend=None):
+        self.stance, self.skip_guard_eval_unsafe, self.backend = (
+            stance, skip_guard_eval_unsafe, backend)
+
+
+_stance = _Stance()
+
+
+def _set_stance(stance):
+    global _stance
+    prior, _stance = _stance, stance
+    return prior
+
+
+class set_stance(_DecoratorContextManager):
+    """Sets the compiler's stance: as a call (until changed), a context manager or a
+    decorator. Stances: "default", "force_eager", "eager_on_recompile",
+    "fail_on_recompile", "eager_then_compile", "aot_eager_then_compile". Every one runs
+    eagerly here, as ``framework.compile`` always does."""
+
+    def __init__(self, stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+        if force_backend is not None and stance != "default":
+            raise RuntimeError("non-default stance cannot have force_backend set")
+        if stance not in _STANCES:
+            # PyTorch says so at the next compiled call; there is none here, so now
+            raise RuntimeError(f"invalid torch.compile stance '{stance}'")
+        self.stance = _Stance(stance, skip_guard_eval_unsafe, force_backend)
+        self.prev = _set_stance(self.stance)
+
+    def __call__(self, fn):
+        _set_stance(self.prev)     # as a decorator it applies only while fn runs
+        return super().__call__(fn)
+
+    def __enter__(self):
+        _set_stance(self.stance)
+
+    def __exit__(self, *exc):
+        _set_stance(self.prev)
+        return False
+
+    def clone(self):
+        s = self.stance
+        return type(self)(s.stance, skip_guard_eval_unsafe=s.skip_guard_eval_unsafe,
+                          force_backend=s.backend)
+
+
+from ._dynamo import config  # noqa: E402,F401  (last: framework._dynamo imports this module)
