@@ -15,11 +15,13 @@ from .process_group import (  # noqa: F401
     is_available, is_initialized, is_mpi_available, is_nccl_available, is_gloo_available,
     is_torchelastic_launched, get_rank, get_world_size, get_backend, new_group,
     get_global_rank, get_group_rank, get_process_group_ranks, default_pg_timeout,
+    get_node_local_rank, is_backend_available, get_default_backend_for_device,
 )
 from .collectives import (  # noqa: F401
     Work, all_reduce, broadcast, reduce, all_gather, all_gather_into_tensor, reduce_scatter,
     reduce_scatter_tensor, all_to_all_single, all_to_all, gather, scatter, barrier, send,
     recv, isend, irecv, broadcast_object_list, all_gather_object, gather_object,
-    scatter_object_list, P2POp, batch_isend_irecv,
+    scatter_object_list, P2POp, batch_isend_irecv, send_object_list, recv_object_list,
 )
 from .mpi_backend import ReduceOp  # noqa: F401
+from .device_mesh import DeviceMesh, init_device_mesh  # noqa: F401

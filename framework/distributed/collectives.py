@@ -18,7 +18,7 @@ __all__ = [
     "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "all_to_all_single",
     "all_to_all", "gather", "scatter", "barrier", "send", "recv", "isend", "irecv",
     "broadcast_object_list", "all_gather_object", "gather_object", "scatter_object_list",
-    "P2POp", "batch_isend_irecv",
+    "P2POp", "batch_isend_irecv", "send_object_list", "recv_object_list",
 ]
 
 
@@ -497,6 +497,9 @@ def batch_isend_irecv(p2p_op_list):
 
 # ---- Python objects (pickled) ----
 
+_OBJ_TAG = 32001     # send_object_list's messages: apart from tensor sends' tags (< MPI_TAG_UB)
+
+
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
     """Replaces ``object_list`` on every rank by the (picklable) objects of rank ``src``."""
     pg = _resolve(group)
@@ -585,3 +588,41 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
         objs = [list(scatter_object_input_list)]
     broadcast_object_list(objs, pg.ranks[root], group)
     scatter_object_output_list[0] = objs[0][pg.rank()]
+
+
+def send_object_list(object_list, dst=None, group=None, device=None, group_dst=None):
+    """Sends the (picklable) objects of ``object_list`` to rank ``dst``."""
+    pg = _resolve(group)
+    if pg is None:
+        return
+    peer = _group_rank(pg, dst, group_dst, "send_object_list")
+    if peer == pg.rank():
+        raise ValueError("Invalid destination rank: destination rank should not be the "
+                         "same as the rank of the current process.")
+    data = np.frombuffer(bytearray(pickle.dumps(list(object_list))), np.uint8)
+    size = np.array([len(data)], np.int64)
+    _wait_requests([pg.comm.Isend(size, dest=peer, tag=_OBJ_TAG)], pg, "send")
+    _wait_requests([pg.comm.Isend(data, dest=peer, tag=_OBJ_TAG)], pg, "send")
+
+
+def recv_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    """Receives objects from rank ``src`` (None: any rank) into ``object_list``; returns
+    the sender's global rank."""
+    pg = _resolve(group)
+    if pg is None:
+        return -1
+    MPI = _mpi()
+    peer = MPI.ANY_SOURCE if src is None and group_src is None else \
+        _group_rank(pg, src, group_src, "recv_object_list")
+    size = np.zeros(1, np.int64)
+    status = MPI.Status()
+    _mb.wait(MPI, [pg.comm.Irecv(size, source=peer, tag=_OBJ_TAG)], pg, "recv",
+             statuses=[status])
+    # the payload comes from whoever sent the size (it matters with any source)
+    sender = status.Get_source()
+    data = np.empty(int(size[0]), np.uint8)
+    _wait_requests([pg.comm.Irecv(data, source=sender, tag=_OBJ_TAG)], pg, "recv")
+    objs = pickle.loads(data.tobytes())
+    for i, o in enumerate(objs[:len(object_list)]):
+        object_list[i] = o
+    return pg.ranks[sender]

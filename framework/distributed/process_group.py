@@ -19,7 +19,8 @@ __all__ = [
     "destroy_process_group", "is_available", "is_initialized", "is_mpi_available",
     "is_nccl_available", "is_gloo_available", "is_torchelastic_launched", "get_rank",
     "get_world_size", "get_backend", "new_group", "get_global_rank", "get_group_rank",
-    "get_process_group_ranks", "default_pg_timeout",
+    "get_process_group_ranks", "default_pg_timeout", "get_node_local_rank",
+    "is_backend_available", "get_default_backend_for_device",
 ]
 
 # PyTorch's default for every backend but NCCL (which uses 10 minutes)
@@ -340,3 +341,36 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
         nccl_backend.attach(pg, device_id)
     _groups.append(pg)
     return pg
+
+
+def is_backend_available(backend):
+    """Whether ``backend`` (``"mpi"``, ``"gloo"``, ``"nccl"``, or ``"cpu:gloo,cuda:nccl"``)
+    can be used here."""
+    if ":" in backend:
+        return all(is_backend_available(part.split(":")[-1]) for part in backend.split(","))
+    check = {"mpi": is_mpi_available, "gloo": is_gloo_available,
+             "nccl": is_nccl_available}.get(backend.lower())
+    return bool(check is not None and check())
+
+
+def get_default_backend_for_device(device):
+    """The backend PyTorch uses by default for ``device``: ``"gloo"`` for cpu (served by
+    MPI here), ``"nccl"`` for cuda."""
+    kind = device.type if hasattr(device, "type") else str(device).split(":")[0]
+    backend = {"cpu": "gloo", "cuda": "nccl"}.get(kind)
+    if backend is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return backend
+
+
+def get_node_local_rank(fallback_rank=None):
+    """This process's rank on its node: ``LOCAL_RANK`` as the launcher sets it, else
+    ``fallback_rank``."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError(
+        "LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+        "`get_node_local_rank` to work, assuming you are not running in a multi-device "
+        "context and want the code to run locally instead.")
