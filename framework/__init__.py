@@ -143,6 +143,8 @@ from . import accelerator, cpu, quasirandom  # noqa: E402,F401
 from ._frombuffer import frombuffer, from_file  # noqa: E402,F401
 from ._tensor_extras import install as _install_tensor_extras, nonzero_static  # noqa: E402,F401
 _install_tensor_extras(Tensor)
+from . import sparse  # noqa: E402
+sparse.install(_sys.modules[__name__])   # sparse_coo_tensor, layouts, sparse mm/matmul/addmm
 from . import _aten_aliases  # noqa: E402
 # torch's top-level ATen spellings; a name the op table (or anything above) defines wins
 globals().update({_n: getattr(_aten_aliases, _n) for _n in _aten_aliases.__all__

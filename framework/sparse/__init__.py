@@ -1,0 +1,182 @@
+"""framework.sparse: sparse COO and CSR tensors (PyTorch's ``torch.sparse``).
+
+A sparse tensor is a ``framework.Tensor`` whose elements are mostly zero and stored as
+indices and values (ordinary dense tensors on the tensor's device). Dense ops refuse it
+with PyTorch's NotImplementedError; the ops here (and the methods of the sparse classes)
+work on it: conversions, coalescing, sums, element-wise arithmetic and products with dense
+matrices, all differentiable.
+"""
+from .._tensor import Tensor
+from .base import SparseTensor, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from .coo import SparseCooTensor, dense_to_sparse, sparse_coo_tensor
+from .csr import SparseCsrTensor, sparse_csr_tensor
+from . import ops
+from .ops import addmm, mm, sparse_sum as sum  # noqa: A001
+
+__all__ = ["addmm", "mm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants",
+           "sparse_coo_tensor", "sparse_csr_tensor"]
+
+ops.install_coo_methods(SparseCooTensor)
+ops.install_product_methods(SparseCsrTensor)
+
+
+def softmax(input, dim, *, dtype=None):
+    """softmax(input, dim, *, dtype=None) -> Tensor
+
+    Softmax of a COO tensor along ``dim`` over its stored entries only (unstored entries
+    count as minus infinity, so they stay zero); the result has the input's indices."""
+    return _softmax(input, dim, dtype, log=False)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """log_softmax(input, dim, *, dtype=None) -> Tensor
+
+    Log of :func:`softmax`, over the stored entries only."""
+    return _softmax(input, dim, dtype, log=True)
+
+
+def _softmax(input, dim, dtype, log):
+    import framework
+    from .._tensor import _wrap_dim
+    s = (input.to_sparse_coo() if input.is_sparse_csr else input).coalesce()
+    d = _wrap_dim(dim, s.dim())
+    i, v = s._parts()
+    if dtype is not None:
+        v = v.to(dtype)
+    nsp = s.sparse_dim()
+    if d >= nsp:    # along a dense dim: the dense op on the values
+        fn = framework.log_softmax if log else framework.softmax
+        return SparseCooTensor.make(i, fn(v, d - nsp + 1), s.shape, True)
+    if i.shape[1] == 0:
+        return SparseCooTensor.make(i, v, s.shape, True)
+    # the entries sharing all sparse indices but ``d`` form one group
+    rest = [k for k in range(nsp) if k != d]
+    sizes = [s.shape[k] for k in rest]
+    from .coo import linear_index
+    key = linear_index(i[rest], sizes) if rest else i[0].new_zeros(i.shape[1])
+    _, group = framework.unique(key, return_inverse=True)
+    n = int(group.max()) + 1
+    gshape = (n,) + tuple(v.shape[1:])
+    gidx = group.reshape((-1,) + (1,) * (v.dim() - 1)).expand(v.shape)
+    vmax = v.detach().new_full(gshape, float("-inf")).scatter_reduce(
+        0, gidx, v.detach(), "amax")
+    shifted = v - vmax.index_select(0, group)
+    e = shifted.exp()
+    total = e.new_zeros(gshape).index_add(0, group, e)
+    out = shifted - total.log().index_select(0, group) if log else \
+        e / total.index_select(0, group)
+    return SparseCooTensor.make(i, out, s.shape, True)
+
+
+class check_sparse_tensor_invariants:
+    """A context manager (and decorator) that turns the checks of sparse tensor invariants
+    on while it is active (``is_enabled``/``enable``/``disable`` set the default)."""
+
+    _enabled = False
+
+    @staticmethod
+    def is_enabled():
+        return check_sparse_tensor_invariants._enabled
+
+    @staticmethod
+    def enable():
+        check_sparse_tensor_invariants._enabled = True
+
+    @staticmethod
+    def disable():
+        check_sparse_tensor_invariants._enabled = False
+
+    def __init__(self, enable=True):
+        self.state = enable
+        self.saved = None
+
+    def __enter__(self):
+        self.saved = check_sparse_tensor_invariants._enabled
+        check_sparse_tensor_invariants._enabled = self.state
+
+    def __exit__(self, *exc):
+        check_sparse_tensor_invariants._enabled = self.saved
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+        return wrapped
+
+
+# ---- Tensor methods and framework.* functions -------------------------------------------
+
+def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """to_sparse(sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None) -> Tensor
+
+    A sparse copy of this dense tensor (COO unless ``layout`` says otherwise), holding the
+    elements that are not zero."""
+    if layout is sparse_csr:
+        return dense_to_sparse(self, 2).to_sparse_csr()
+    if layout not in (None, sparse_coo):
+        raise RuntimeError(f"to_sparse: layout {layout!r} is not supported")
+    return dense_to_sparse(self, sparse_dim)
+
+
+def _to_sparse_coo(self):
+    """A sparse COO copy of this dense tensor."""
+    return dense_to_sparse(self)
+
+
+def _to_sparse_csr(self, dense_dim=None):
+    """A sparse CSR copy of this dense matrix."""
+    if self.dim() != 2:
+        raise RuntimeError(f"to_sparse_csr: expected a 2-D tensor, got {self.dim()}-D")
+    return dense_to_sparse(self, 2).to_sparse_csr()
+
+
+_SPARSE = frozenset((SparseCooTensor, SparseCsrTensor))
+
+
+def _sparse_aware(name, dense):
+    """``framework.<name>`` (mm, matmul, addmm) taking a sparse operand too; the dense path
+    pays one class test per matrix operand."""
+    if name == "addmm":
+        def fn(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+            if mat1.__class__ in _SPARSE or mat2.__class__ in _SPARSE:
+                return addmm(input, mat1, mat2, beta=beta, alpha=alpha)
+            return dense(input, mat1, mat2, beta=beta, alpha=alpha, out=out)
+    elif name == "mm":
+        def fn(input, mat2, *, out=None):
+            if input.__class__ in _SPARSE or mat2.__class__ in _SPARSE:
+                return ops.dense_mm(input, mat2)
+            return dense(input, mat2, out=out)
+    else:
+        def fn(input, other, *, out=None):
+            if input.__class__ in _SPARSE or other.__class__ in _SPARSE:
+                return ops.matmul(input, other)
+            return dense(input, other, out=out)
+    fn.__name__ = fn.__qualname__ = dense.__name__
+    fn.__doc__, fn.__wrapped__, fn.__module__ = dense.__doc__, dense, dense.__module__
+    return fn
+
+
+def _spmm(input, mat2):
+    """spmm(input, mat2) -> Tensor: sparse matrix times dense matrix (``framework.mm``)."""
+    return ops.dense_mm(input, mat2)
+
+
+def install(module):
+    """Adds the sparse constructors, layouts and Tensor methods to ``framework``, and lets
+    ``framework.mm``/``matmul``/``addmm`` take a sparse operand."""
+    for name in ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc",
+                 "sparse_coo_tensor", "sparse_csr_tensor"):
+        setattr(module, name, globals()[name])
+    module.spmm = _spmm
+    from .._ops.dispatcher import ops as op_table
+    table = op_table()
+    for name in ("mm", "matmul", "addmm"):
+        fn = _sparse_aware(name, getattr(module, name))
+        setattr(module, name, fn)
+        table[name].fn = fn     # the op table names the public function
+    Tensor.to_sparse = _to_sparse
+    Tensor.to_sparse_coo = _to_sparse_coo
+    Tensor.to_sparse_csr = _to_sparse_csr
