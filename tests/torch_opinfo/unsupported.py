@@ -5,10 +5,7 @@ disagreements of those it does (keys: ``name`` or ``name.variant_test_name``).""
 UNSUPPORTED = {
     "chalf": "complex32 (chalf) is not a dtype of the framework",
     # layouts and tensor kinds the framework does not have
-    "to_sparse": "sparse layouts are not supported",
     "sparse.sampled_addmm": "sparse layouts are not supported",
-    "sparse.mm": "sparse layouts are not supported",
-    "nonzero_static": "torch.export helper with static output size",
     "hash_tensor": "its result is uint64, a dtype the framework does not have",
 }
 

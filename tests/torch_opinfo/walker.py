@@ -191,6 +191,8 @@ def _fw_to_torch(x):
     import framework as fw
     if isinstance(x, fw.Tensor):
         t = x.detach().cpu()
+        if t.layout != fw.strided:   # sparse results compare by their dense values
+            t = t.to_dense()
         return torch.from_dlpack(t.contiguous() if t.numel() else t)
     return x
 
@@ -206,6 +208,8 @@ def compare(got, want, tol=None, shape_only=False):
         a = _fw_to_torch(a)
         where = f"output {i}: " if len(g) > 1 else ""
         if isinstance(b, torch.Tensor):
+            if b.layout != torch.strided:
+                b = b.to_dense()
             if not isinstance(a, torch.Tensor):
                 return f"{where}got {type(a).__name__}, expected a tensor"
             if a.dtype != b.dtype:
