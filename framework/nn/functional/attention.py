@@ -105,6 +105,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     knows no training flag). Computed by the fused flash-attention op (``_fused_sdpa``):
     float16/bfloat16 inputs accumulate in float32, and the L x S scores are never stored.
     """
+    if attn_mask is not None and not isinstance(attn_mask, framework.Tensor):
+        # a CausalBias computes the call itself (PyTorch does it by __torch_function__)
+        from framework.nn.attention.bias import CausalBias
+        if isinstance(attn_mask, CausalBias):
+            return CausalBias._dispatch(query, key, value, attn_mask, dropout_p, is_causal,
+                                        scale, enable_gqa)
     _check_sdpa_inputs(query, key, value, attn_mask, is_causal)
     if not _sdp_switches.any_sdp_enabled():
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. "
