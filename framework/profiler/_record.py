@@ -449,7 +449,10 @@ def install(recorder):
             from ..autograd import engine
             _install_ops(patches)
             _install_optimizers(patches)
-            patches.set(engine, "profile_hook", _backward_hook)
+            prev = engine.profile_hook   # another tool's (a FlopCounterMode's) runs inside
+            patches.set(engine, "profile_hook", _backward_hook if prev is None else
+                        lambda node, grads, apply: _backward_hook(
+                            node, grads, lambda n, g: prev(n, g, apply)))
         if recorder.cuda:
             _install_kernels(patches)
     except BaseException:
