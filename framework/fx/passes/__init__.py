@@ -1,0 +1,2 @@
+"""Passes over FX graphs."""
+from . import shape_prop  # noqa: F401
