@@ -58,8 +58,8 @@ _dispatcher.install({"": _sys.modules[__name__], "linalg": linalg, "special": sp
                      "signal.windows": signal.windows, "fft": fft})
 from . import autograd  # noqa: E402
 from .autograd.grad_mode import (  # noqa: E402,F401
-    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-    set_grad_enabled,
+    enable_grad, inference_mode, is_grad_enabled, is_inference, is_inference_mode_enabled,
+    no_grad, set_grad_enabled,
 )
 from . import nn  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401

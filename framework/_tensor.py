@@ -177,6 +177,11 @@ class Tensor:
     def is_complex(self):
         return self.dtype.is_complex
 
+    def is_inference(self):
+        """Whether this is an inference tensor (created inside ``inference_mode``)."""
+        from .autograd.grad_mode import is_inference
+        return is_inference(self)
+
     @property
     def real(self):
         """The real parts (a view; the tensor itself when it is real)."""
@@ -244,6 +249,11 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
+        if requires_grad and self.is_inference():
+            from .autograd.grad_mode import is_inference_mode_enabled
+            if not is_inference_mode_enabled():
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                                   "InferenceMode is not allowed.")
         self._requires_grad = builtins.bool(requires_grad)
         return self
 

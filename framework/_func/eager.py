@@ -358,25 +358,8 @@ def _jvp_with_argnums(func, primals, tangents, argnums=None, *, strict=False, ha
         flat_diff = tree_flatten(diff)[0]
         keeper.track(flat_diff)
         keep = keeper.check(flat_out + tree_flatten(aux)[0])
-        # double-vjp: g(u) = J^T u is linear in u; d<g(u), v>/du = J v
-        us = [_standin(_zeros_like(o)) if o.requires_grad else None
-              for o in flat_out]
-        live = [(o, u) for o, u in zip(flat_out, us) if u is not None]
-        if live:
-            g = _autograd_grad([o for o, _ in live], flat_diff, [u for _, u in live],
-                               retain_graph=True, create_graph=True)
-            pairs = [(gi, vi) for gi, vi in zip(g, flat_tangents) if gi.requires_grad]
-        else:
-            pairs = []
-        if pairs:
-            from .. import autograd
-            jv = autograd.grad([p for p, _ in pairs], [u for _, u in live],
-                               [v for _, v in pairs], retain_graph=keep, create_graph=keep,
-                               allow_unused=True)
-            jv = iter(jv)
-            tangents_out = [None if u is None else next(jv) for u in us]
-        else:
-            tangents_out = [None] * len(flat_out)
+        tangents_out, us = double_vjp(flat_out, flat_diff, flat_tangents, retain_graph=keep,
+                                      create_graph=keep)
         if strict and any(t is None for t in tangents_out):
             raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
                                "independent of the inputs. This is not allowed with "
@@ -389,6 +372,28 @@ def _jvp_with_argnums(func, primals, tangents, argnums=None, *, strict=False, ha
     if has_aux:
         return p_out, t_out, keeper.aux(aux)
     return p_out, t_out
+
+
+def double_vjp(outputs, inputs, tangents, retain_graph=False, create_graph=False):
+    """The tangents J v of ``outputs`` for ``tangents`` of ``inputs``, by the double-vjp
+    trick: g(u) = J^T u is linear in u, so d<g(u), v>/du = J v (two backward passes, no
+    forward formulas). Returns (per output its tangent, None where it does not depend on
+    the inputs; the dummy cotangents u, None for outputs that do not require grad).
+    ``retain_graph``/``create_graph`` apply to the second pass."""
+    us = [_standin(_zeros_like(o)) if o.requires_grad else None for o in outputs]
+    live = [(o, u) for o, u in zip(outputs, us) if u is not None]
+    pairs = []
+    if live:
+        g = _autograd_grad([o for o, _ in live], inputs, [u for _, u in live],
+                           retain_graph=True, create_graph=True)
+        pairs = [(gi, vi) for gi, vi in zip(g, tangents) if gi.requires_grad]
+    if not pairs:
+        return [None] * len(outputs), us
+    from .. import autograd
+    jv = iter(autograd.grad([p for p, _ in pairs], [u for _, u in live],
+                            [v for _, v in pairs], retain_graph=retain_graph,
+                            create_graph=create_graph, allow_unused=True))
+    return [None if u is None else next(jv) for u in us], us
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):

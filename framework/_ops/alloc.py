@@ -5,6 +5,7 @@ from .. import _C
 from .._storage import Storage, cpu_alloc, cpu_oom
 from .._tensor import ROW_MAJOR_STRIDES, Tensor
 from . import args
+from ..autograd.grad_mode import _mode as _grad_mode, mark_inference
 
 _make = Tensor._make
 _host_alloc = _C.host_alloc
@@ -63,10 +64,14 @@ def storage(nbytes, device):
     if not 0 <= nbytes <= _INT64_MAX:
         raise RuntimeError(f"Storage size calculation overflowed with nbytes={nbytes}")
     if device.type == "cpu":
-        return cpu_alloc(nbytes)
-    if device.type == "cuda":
-        return _cuda_runtime().alloc_storage(nbytes, device)
-    raise RuntimeError(f"unsupported device {device}")
+        st = cpu_alloc(nbytes)
+    elif device.type == "cuda":
+        st = _cuda_runtime().alloc_storage(nbytes, device)
+    else:
+        raise RuntimeError(f"unsupported device {device}")
+    if _grad_mode.inference:
+        mark_inference(st)
+    return st
 
 
 _runtime = None
@@ -99,6 +104,8 @@ def empty(shape, dtype, device):
         st = runtime.alloc_storage(n, device)
     else:
         st = storage(n, device)
+    if _grad_mode.inference:    # what inference mode allocates makes inference tensors
+        mark_inference(st)
     stride = ROW_MAJOR_STRIDES.get(shape)
     if stride is None:
         stride = contiguous_strides(shape)

@@ -152,6 +152,9 @@ def _record_autograd(op):
         op.inplace_fn, _ = codegen.make_wrapper(op, op.inplace_fn, tensors, inplace=True)
 
 
+from ..autograd.grad_mode import _seen as _inf_seen, check_inplace as _inf_inplace  # noqa: E402
+
+
 def _inplace_method(op):
     if op.inplace_fn is not None:
         return op.inplace_fn
@@ -162,6 +165,8 @@ def _inplace_method(op):
         # ``0 in stride`` keeps the common case to one test
         if 0 in self._stride:
             check_internal(self)
+        if _inf_seen[0]:    # once an inference tensor exists: PyTorch's in-place rule
+            _inf_inplace(self)
         return fn(self, *args, out=self, **kwargs)
     method.__name__ = method.__qualname__ = op.name + "_"
     method.__doc__ = f"In-place version of :func:`{op.name}`."

@@ -160,3 +160,4 @@ from .function import Function, once_differentiable  # noqa: E402,F401
 from . import functional  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
+from . import forward_ad  # noqa: E402,F401

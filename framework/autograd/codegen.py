@@ -92,12 +92,16 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
                 "                _mode.enabled = True\n"
                 f"{same}"
                 "            return _attach(_d, _e, _s, _r)\n")
-    src = (f"def {impl.__name__}({', '.join(params)}):\n"
+    # an in-place op on an inference tensor outside inference mode is PyTorch's error
+    # (one list read until an inference tensor exists)
+    guard = f"    if _inf_seen[0]:\n        _inf_inplace({names[0]})\n" if inplace else ""
+    src = (f"def {impl.__name__}({', '.join(params)}):\n{guard}"
            f"    if _mode.enabled and ({' or '.join(checks)}):\n"
            f"{fast}"
            f"        return _record(_d, lambda: _impl({', '.join(call)}), {env})\n"
            f"    return _impl({', '.join(call)})\n")
-    g = {"_mode": grad_mode._mode, "_T": Tensor, "_any_rg": _any_rg, "_record": record,
+    g = {"_mode": grad_mode._mode, "_T": Tensor, "_inf_seen": grad_mode._seen,
+         "_inf_inplace": grad_mode.check_inplace, "_any_rg": _any_rg, "_record": record,
          "_d": d, "_impl": impl, "_compile": compile_capture, "_attach": _attach,
          **defaults}
     exec(compile(src, f"<autograd wrapper of {op.name}>", "exec"), g)
@@ -143,6 +147,8 @@ def capture_source(d):
         v += [f"    if {k} is None or {k}.__class__ in _PLAIN:",
               f"        _s += ({k}, None)",
               f"    elif isinstance({k}, _T):",
+              "        if _inf_seen[0]:",
+              f"            _inf_saved({k})",
               f"        _s += {tensor}",
               "    else:",
               f"        _s += (_save({k}), None)"]
@@ -153,7 +159,8 @@ def capture_source(d):
 def compile_capture(d):
     g = {"_T": Tensor, "_view_fn": view_fn, "_acc": grad_accumulator, "_list_input": _list_input,
          "_TensorMeta": TensorMeta, "_Packed": Packed, "_hooks": _hooks, "_save": _save,
-         "_PLAIN": _PLAIN}
+         "_PLAIN": _PLAIN, "_inf_seen": grad_mode._seen,
+         "_inf_saved": grad_mode.check_saved}
     exec(compile(capture_source(d), f"<recording of {d.op_name}>", "exec"), g)
     d.edges, d.saves = g["edges"], g["saves"]
     return d.edges

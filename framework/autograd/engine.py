@@ -12,6 +12,7 @@ mode on, so the gradients carry a graph of their own.
 The loop itself (ordering, dependency counts, summing gradients) is native
 (``native/engine.cpp``): in Python it cost about 3.5 us a node. What a node does stays here.
 """
+import itertools
 import threading
 
 from . import anomaly_mode, grad_mode
@@ -118,11 +119,13 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
     no_autocast.__enter__()
     running = _running.stack
     running.append(accumulate)
+    _running.tasks.append(GraphTask(root_nodes, needed))
     try:
         _C.engine_run(root_nodes, buffers, keep_graph, needed, capture_at or None, results,
                       accumulate, anomaly_mode._enabled or profile_hook is not None)
     finally:
         running.pop()
+        _running.tasks.pop()
         grad_mode._mode.enabled = prev
         no_autocast.__exit__(None, None, None)
     return results
@@ -131,9 +134,36 @@ def run_backward(roots, root_grads, keep_graph, create_graph, captures=None,
 class _Running(threading.local):
     def __init__(self):
         self.stack = []     # this thread's running backwards: whether each accumulates
+        self.tasks = []     # and their GraphTasks
 
 
 _running = _Running()
+
+
+class GraphTask:
+    """One running backward pass (for hooks that ask which nodes it will run)."""
+
+    _ids = itertools.count()
+
+    def __init__(self, roots, needed):
+        self.id = next(self._ids)
+        self.roots = roots
+        self.needed = needed      # autograd.grad: node -> whether it leads to an input
+        self._reached = None
+
+    def will_execute(self, node):
+        """Whether this backward runs ``node`` (PyTorch's _will_engine_execute_node)."""
+        if self.needed is not None:
+            return bool(self.needed.get(node, False))
+        if self._reached is None:
+            self._reached = set(_needed(self.roots, ()))
+        return node in self._reached
+
+
+def current_graph_task():
+    """The innermost backward running on this thread, or None."""
+    tasks = _running.tasks
+    return tasks[-1] if tasks else None
 
 
 def _is_checkpoint_valid():

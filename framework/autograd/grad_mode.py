@@ -3,6 +3,7 @@
 import functools
 import inspect
 import threading
+import weakref
 
 
 class _Mode(threading.local):
@@ -11,6 +12,48 @@ class _Mode(threading.local):
 
 
 _mode = _Mode()
+
+
+# Inference tensors: the storages allocated while inference mode is on (a tensor is an
+# inference tensor when its storage is one, so views share the property). ``_seen[0]``
+# turns True with the first one: until then the checks below cost one list read.
+_inference_storages = weakref.WeakSet()
+_seen = [False]
+
+_INPLACE_INFERENCE = ("Inplace update to inference tensor outside InferenceMode is not "
+                      "allowed.You can make a clone to get a normal tensor before doing "
+                      "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                      "details.")
+_SAVED_INFERENCE = ("Inference tensors cannot be saved for backward. Please do not use "
+                    "Tensors created in inference mode in computation tracked by autograd. "
+                    "To work around this, you can make a clone to get a normal tensor and "
+                    "use it in autograd, or use `torch.no_grad()` instead of "
+                    "`torch.inference_mode()`.")
+
+
+def mark_inference(storage):
+    """Records ``storage`` as allocated in inference mode."""
+    _inference_storages.add(storage)
+    _seen[0] = True
+
+
+def is_inference(t):
+    """Whether ``t`` is an inference tensor (created inside ``inference_mode``)."""
+    return _seen[0] and t._storage in _inference_storages
+
+
+def check_inplace(t):
+    """PyTorch's error for an in-place update of an inference tensor outside inference
+    mode (callers test ``_seen[0]`` first)."""
+    if not _mode.inference and t._storage in _inference_storages:
+        raise RuntimeError(_INPLACE_INFERENCE)
+
+
+def check_saved(t):
+    """PyTorch's error for saving an inference tensor for backward (callers test
+    ``_seen[0]`` first)."""
+    if t._storage in _inference_storages:
+        raise RuntimeError(_SAVED_INFERENCE)
 
 
 def is_grad_enabled():

@@ -498,3 +498,123 @@ def unpack_output(storage, shape, stride, offset, dtype, version, node, output_n
     if storage.version != version:
         modified_error(out, version, node, output_nr)
     return out
+
+
+# ---- hooks over several tensors, mutation of saved tensors -------------------------------
+
+class _MultiHandle:
+    """The handle of ``register_multi_grad_hook``: ``remove()`` removes every hook."""
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _current_task():
+    from .engine import current_graph_task
+    task = current_graph_task()
+    if task is None:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    return task
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Registers a hook over several tensors. ``mode="all"``: ``fn(grads)`` runs once per
+    backward, after the gradients of all of ``tensors`` that this backward computes, with
+    one gradient per tensor (None for those it does not reach). ``mode="any"``: ``fn(grad)``
+    runs on the first gradient computed for any of them. Returns a handle with
+    ``remove()``."""
+    modes = ("all", "any")
+    if mode not in modes:
+        raise ValueError(f"Expects mode to be one of {modes} but got {mode}")
+    tensors = list(tensors)
+    lock = threading.Lock()
+    if mode == "any":
+        ran = weakref.WeakKeyDictionary()    # graph task -> True once fn ran
+
+        def first(grad):
+            task = _current_task()
+            with lock:
+                if task in ran:
+                    return
+                ran[task] = True
+            fn(grad)
+
+        return _MultiHandle(tuple(t.register_hook(first) for t in tensors
+                                  if t.requires_grad))
+
+    nodes = [edge_of(t)[0] if t.requires_grad else None for t in tensors]
+    pending = {}      # graph task id -> [calls expected, calls seen, grads]
+
+    def inner(i):
+        def hook(grad):
+            task = _current_task()
+            with lock:
+                state = pending.get(task.id)
+                if state is None:
+                    expected = sum(task.will_execute(n) for n in nodes if n is not None)
+                    state = pending[task.id] = [expected, 0, [None] * len(tensors)]
+                state[1] += 1
+                state[2][i] = grad
+                done = state[1] >= state[0]
+                if done:
+                    del pending[task.id]
+            if done:
+                fn(tuple(state[2]))
+        return hook
+
+    return _MultiHandle(tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors)))
+
+
+_OUTSIDE = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context"
+            "in which the graph was originally recorded.")   # (sic: PyTorch's text)
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one ``allow_mutation_on_saved_tensors`` block."""
+
+    def __init__(self):
+        self.active = True
+
+
+_mutation = threading.local()
+
+
+class allow_mutation_on_saved_tensors:
+    """Context manager under which tensors saved for backward may be mutated in place:
+    backward sees their values as they were when saved, and no version-counter error is
+    raised. Backward through such a graph must also happen inside the block.
+
+    Tensors saved inside it are copied when saved (PyTorch copies them when they are
+    first mutated): that costs one copy of each saved tensor."""
+
+    def __enter__(self):
+        if getattr(_mutation, "ctx", None) is not None:
+            raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+        ctx = self.ctx = _mutation.ctx = _AllowMutationOnSavedContext()
+
+        def pack(t):
+            return t.clone()
+
+        def unpack(saved):
+            if not ctx.active:
+                raise AssertionError(_OUTSIDE)
+            return saved
+
+        self.hooks = saved_tensors_hooks(pack, unpack)
+        self.hooks.__enter__()
+        return ctx
+
+    def __exit__(self, *exc):
+        self.hooks.__exit__(*exc)
+        self.ctx.active = False
+        _mutation.ctx = None
