@@ -291,6 +291,23 @@ def matmul_cases(sizes):
     return out
 
 
+def grouped_mm_cases(experts, tokens, k, n):
+    """An MoE layer's forward: tokens split over experts (jagged, none empty), each times
+    its expert's (n, k) weight transposed, bfloat16 (nn.functional.grouped_mm)."""
+    def build():
+        sizes = np.random.default_rng(0).multinomial(tokens - experts, [1 / experts] * experts)
+        offs = fw.tensor(np.cumsum(sizes + 1), dtype=fw.int32, device="cuda")
+        x = (fw.randn(tokens, k, device="cuda") / math.sqrt(k)).to(fw.bfloat16)
+        w = fw.randn(experts, n, k, device="cuda").to(fw.bfloat16)
+        f = lambda: fw.nn.functional.grouped_mm(x, w.mT, offs=offs)  # noqa: E731
+        if not HAVE_TORCH:
+            return f, None
+        tx, tw, to = to_torch(x), to_torch(w), to_torch(offs)
+        return f, (lambda: torch.nn.functional.grouped_mm(tx, tw.mT, offs=to))
+    return [Case(f"grouped_mm bf16 {experts}x({tokens}/{experts})x{k}x{n}", build,
+                 2 * tokens * k * n, "TFLOP/s", "bf16")]
+
+
 class _TF32:
     """Float32 products on the matrix units (TF32) for both libraries inside the block.
     ``supported``: whether the framework has the switch (set_float32_matmul_precision)."""
@@ -425,12 +442,14 @@ def main(argv=None):
         QUEUED = False
         budget = 0.0
         peaks = measure_peaks(1 << 20)
-        cases = pointwise_cases(1 << 12) + reduction_cases(64, 256) + matmul_cases([64])
+        cases = (pointwise_cases(1 << 12) + reduction_cases(64, 256) + matmul_cases([64])
+                 + grouped_mm_cases(2, 64, 64, 64))
     else:
         peaks = measure_peaks((1 << 28) if args.quick else (1 << 30))
         cases = (pointwise_cases(1 << (24 if args.quick else 26))
                  + reduction_cases(1 << 14, 1 << 12)
-                 + matmul_cases([4096] if args.quick else [4096, 8192]))
+                 + matmul_cases([4096] if args.quick else [4096, 8192])
+                 + grouped_mm_cases(8, 8192, 4096, 14336))
     rows = []
     for case in cases:
         rows.append(run_case(case, peaks, budget))

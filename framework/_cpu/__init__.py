@@ -10,3 +10,4 @@ from . import loss  # noqa: F401
 from . import attention  # noqa: F401
 from . import dropout, embedding, sampling  # noqa: F401
 from . import fused_linear  # noqa: F401
+from . import grouped_mm  # noqa: F401

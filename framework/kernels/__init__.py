@@ -5,7 +5,8 @@ import importlib
 
 FAMILIES = ("copy", "pointwise", "reduction", "sort", "index", "linalg", "random", "shape",
             "softmax", "conv", "conv_gemm", "pool", "optim", "amp", "loss", "norm", "attention",
-            "dropout", "embedding", "sampling", "fused_linear", "grad_norm")
+            "dropout", "embedding", "sampling", "fused_linear", "grad_norm",
+            "grouped_mm")
 
 
 def __getattr__(name):
