@@ -27,6 +27,8 @@ class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _empty()
+        if cls is Parameter and hasattr(data, "_as_parameter"):
+            return data._as_parameter(requires_grad)     # a DTensor parameter
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter.__new__(): argument 'data' (position 1) must be Tensor, "
                             f"not {type(data).__name__}")
