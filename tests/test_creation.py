@@ -313,3 +313,27 @@ def test_bad_input_like_torch(case, device):
         skip_unless_torch(torch, "arange's nonzero-step check after the integer cast "
                           "(torch 2.11 divides by the zero step: SIGFPE kills the worker)")
     like_torch(fn, device, frag)
+
+
+@pytest.mark.parametrize("call", [
+    "zeros(size=(2, 3))", "ones(size=[4])", "empty(size=(0, 2))", "rand(size=(3,))",
+    "randn(size=(2, 2))", "zeros(size=())", "ones(size=5)",
+    "t.new_ones(size=())", "t.new_zeros(size=(2, 1))", "t.new_empty(size=[3])",
+    "zeros(2, size=(3,))", "ones(size=(2,), sizes=3)", "t.new_ones(2, size=(3,))",
+])
+def test_size_by_keyword(call, device):
+    """The factories take ``size=`` by keyword as PyTorch's do, with its errors for a size
+    given twice or an unknown keyword."""
+    def run(m, t):
+        return eval(call if call.startswith("t.") else "m." + call, {"m": m, "t": t})
+    try:
+        want = run(torch, torch.zeros(1, dtype=torch.float64))
+    except TypeError as e:
+        with pytest.raises(TypeError, match=str(e).split("(")[0]):
+            run(fw, fw.zeros(1, dtype=fw.float64, device=device))
+        return
+    got = run(fw, fw.zeros(1, dtype=fw.float64, device=device))
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    if call.startswith("t."):
+        assert got.device.type == device

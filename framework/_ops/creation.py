@@ -16,9 +16,12 @@ from . import pointwise as _pointwise
 _make = Tensor._make
 
 
-def _size(args, op="empty"):
-    """A shape from a factory's size arguments (``f(2, 3)``, ``f((2, 3))``): plain
-    non-negative ints take the fast path, anything else goes through args.sizes."""
+def _size(args, op="empty", kw=None):
+    """A shape from a factory's size arguments (``f(2, 3)``, ``f((2, 3))``, or, as PyTorch
+    also takes it, ``f(size=(2, 3))`` through ``kw``): plain non-negative ints take the fast
+    path, anything else goes through args.sizes."""
+    if kw:
+        args = _size_keyword(op, args, kw)
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
     for a in args:
@@ -33,6 +36,19 @@ def _size(args, op="empty"):
         if op == "zeros" and a.__class__ is builtins.int and a < 0:  # zeros' own message
             raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _args.sizes(op, args)
+
+
+def _size_keyword(op, args, kw):
+    extra = [k for k in kw if k != "size"]
+    if extra:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{extra[0]}'")
+    if args:
+        raise TypeError(f"{op}() got multiple values for argument 'size'")
+    size = kw["size"]
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    return (size,)
 
 
 def _finish(t, requires_grad, out=None):
@@ -258,9 +274,9 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 # ---- factories ----------------------------------------------------------------------------
 
 def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None, out=None):
+          memory_format=None, out=None, **size_kw):
     """An uninitialised tensor of the given size."""
-    shape = _size(size, "empty")
+    shape = _size(size, "empty", size_kw)
     if out is not None:
         from .views import resize_
         return resize_(out, shape)
@@ -335,15 +351,15 @@ def _full(shape, value, dt, device, requires_grad, out=None, like=None, fmt=None
     return _finish(t, requires_grad, out)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, **size_kw):
     """A tensor of zeros."""
-    return _full(_size(size, "zeros"), 0, alloc.resolve_dtype(_out_dtype(dtype, out)), device,
+    return _full(_size(size, "zeros", size_kw), 0, alloc.resolve_dtype(_out_dtype(dtype, out)), device,
                  requires_grad, out)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, **size_kw):
     """A tensor of ones."""
-    return _full(_size(size, "ones"), 1, alloc.resolve_dtype(_out_dtype(dtype, out)), device,
+    return _full(_size(size, "ones", size_kw), 1, alloc.resolve_dtype(_out_dtype(dtype, out)), device,
                  requires_grad, out)
 
 
@@ -388,18 +404,18 @@ def _fill_like(input, value, dt, dev, requires_grad, fmt):
     return _full(input._shape, value, dt, dev, requires_grad, like=input, fmt=fmt)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-    return empty(_size(size, "new_empty"), dtype=dtype or self.dtype,
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+    return empty(_size(size, "new_empty", size_kw), dtype=dtype or self.dtype,
                  device=device or self.device, requires_grad=requires_grad)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-    return _full(_size(size, "new_zeros"), 0, alloc.resolve_dtype(dtype, self.dtype),
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+    return _full(_size(size, "new_zeros", size_kw), 0, alloc.resolve_dtype(dtype, self.dtype),
                  device or self.device, requires_grad)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-    return _full(_size(size, "new_ones"), 1, alloc.resolve_dtype(dtype, self.dtype),
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+    return _full(_size(size, "new_ones", size_kw), 1, alloc.resolve_dtype(dtype, self.dtype),
                  device or self.device, requires_grad)
 
 

@@ -63,9 +63,9 @@ def _need_float(kernel, dt):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(dt)}'")
 
 
-def _factory_out(op, size, out, dtype, device, default=None):
+def _factory_out(op, size, out, dtype, device, default=None, size_kw=None):
     """The tensor a factory writes into: ``out`` (resized) or a new one."""
-    shape = _size(size, op)
+    shape = _size(size, op, size_kw)
     if out is not None:
         require_tensor(op, out, "out")
         dt = out.dtype if dtype is None else alloc.resolve_dtype(dtype)
@@ -93,17 +93,17 @@ def _target(t):
 # ---- uniform and normal factories -------------------------------------------------------
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
+         requires_grad=False, pin_memory=False, **size_kw):
     """A tensor of numbers drawn uniformly from [0, 1)."""
-    t = _factory_out("rand", size, out, dtype, device)
+    t = _factory_out("rand", size, out, dtype, device, size_kw=size_kw)
     _need_float("check_uniform_bounds", t.dtype)
     return _finish(_fill(t, UNIFORM, 0.0, 1.0, generator), requires_grad)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False):
+          requires_grad=False, pin_memory=False, **size_kw):
     """A tensor of numbers drawn from the standard normal distribution."""
-    t = _factory_out("randn", size, out, dtype, device)
+    t = _factory_out("randn", size, out, dtype, device, size_kw=size_kw)
     _need_float("normal_kernel_cpu", t.dtype)
     return _finish(_fill(t, NORMAL, 0.0, 1.0, generator), requires_grad)
 
