@@ -1,6 +1,7 @@
 """The embedding family: the lookup as one op (framework.embedding, PyTorch's aten
-signature) and its weight gradient (framework.embedding_dense_backward);
-nn.functional.embedding calls the first.
+signature) and its weight gradient (framework.embedding_dense_backward, or with
+``sparse=True`` a sparse COO tensor from embedding_sparse_backward); nn.functional.embedding
+calls the first.
 
 The kernels (native/embedding.cpp, framework/kernels/embedding.py) take a contiguous
 (num_weights, D) table and contiguous flat int32/int64 indices: other layouts are copied
@@ -39,7 +40,8 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     """Rows of ``weight`` ((num_weights, D)) at ``indices`` (any shape, int32 or int64):
     output ``indices.shape + (D,)``. ``padding_idx`` (in [0, num_weights); negative: none)
     and ``scale_grad_by_freq`` only change the weight's gradient
-    (embedding_dense_backward). ``sparse`` is accepted; gradients are dense."""
+    (embedding_dense_backward). With ``sparse`` the weight's gradient is a sparse COO tensor
+    (embedding_sparse_backward)."""
     op = "embedding"
     require_tensor(op, weight, "weight", 1)
     require_tensor(op, indices, "indices", 2)
@@ -85,6 +87,28 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
     alloc.backend(device).embedding.embedding_backward(
         grad, idx, gw, n, D, num_weights, int(padding_idx), bool(scale_grad_by_freq))
     return gw
+
+
+def embedding_sparse_backward(grad_output, indices, num_weights, padding_idx,
+                              scale_grad_by_freq):
+    """The gradient of embedding's ``weight`` as an uncoalesced sparse COO tensor of shape
+    ``(num_weights, D)``, as PyTorch's: one entry per looked-up index (the ``padding_idx``
+    ones left out), its value grad_output's row there. Written with framework ops, so it
+    runs on every device and is differentiable itself."""
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
+                           "gradients")
+    from ..sparse.coo import SparseCooTensor
+    D = grad_output.shape[-1]
+    idx = indices.reshape(-1)
+    values = grad_output.reshape(-1, D)
+    if padding_idx != -1:
+        keep = (idx != padding_idx).nonzero().reshape(-1)
+        idx, values = idx.index_select(0, keep), values.index_select(0, keep)
+    if idx.dtype is not _dtype.int64:
+        idx = idx.to(_dtype.int64)
+    return SparseCooTensor.make(idx.reshape(1, -1), values, (int(num_weights), D),
+                                idx.shape[0] < 2)
 
 
 # ---- derivative of the backward (double backward), over framework ops ------------------

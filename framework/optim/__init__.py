@@ -15,4 +15,5 @@ from .rprop import *  # noqa: F401,F403
 from .lbfgs import *  # noqa: F401,F403
 from .adafactor import *  # noqa: F401,F403
 from .muon import *  # noqa: F401,F403
+from .sparse_adam import *  # noqa: F401,F403
 from . import lr_scheduler, swa_utils  # noqa: F401,E402

@@ -1,6 +1,7 @@
 """Adadelta (PyTorch's ``torch.optim.Adadelta``)."""
 import framework as _fw
 from .optimizer import Optimizer, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
+from .optimizer import _refuse_sparse_grads
 
 __all__ = ["Adadelta"]
 
@@ -25,6 +26,7 @@ class Adadelta(Optimizer):
         """One update of every parameter that has a gradient; returns closure's loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
+            _refuse_sparse_grads(group, "Adadelta does not support sparse gradients")
             lr = _to_scalar(group["lr"])
             rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
             for p in group["params"]:

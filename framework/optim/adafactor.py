@@ -5,6 +5,7 @@ import framework as _fw
 from framework._tensor import Tensor
 
 from .optimizer import Optimizer, _scalar_dtype, _to_scalar
+from .optimizer import _refuse_sparse_grads
 
 __all__ = ["Adafactor"]
 
@@ -77,6 +78,7 @@ class Adafactor(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
+                _refuse_sparse_grads(group, "Adafactor does not support sparse gradients")
                 params = self._params_with_grad(group, real_only="Adafactor")
                 for p in params:
                     self._state_for(p)

@@ -4,6 +4,7 @@ from framework._tensor import Tensor
 
 from . import _fused
 from .optimizer import Optimizer, _check_fused_param, _check_nonneg, _multi_tensor, _to_scalar
+from .optimizer import _has_sparse_grad
 
 __all__ = ["Adagrad"]
 
@@ -12,7 +13,8 @@ class Adagrad(Optimizer):
     """Adagrad: s += g^2; p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps).
     State (created for every parameter at construction): ``step``, ``sum``.
     ``fused=True`` and ``foreach=True`` run one multi-tensor call per device and dtype
-    (_fused.py); the fused step takes GradScaler's grad_scale and found_inf."""
+    (_fused.py); the fused step takes GradScaler's grad_scale and found_inf. A sparse COO
+    gradient updates only its rows (no weight decay with it, as in PyTorch)."""
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
@@ -63,7 +65,10 @@ class Adagrad(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
-                if _multi_tensor(group):
+                sparse = _has_sparse_grad(group)
+                if sparse and group["fused"]:
+                    raise RuntimeError("`fused` does not support sparse grad or complex param")
+                if not sparse and _multi_tensor(group):
                     _fused.adagrad(self, group)  # one multi-tensor call per device and dtype
                 else:
                     self._single_tensor_adagrad(group)
@@ -80,9 +85,22 @@ class Adagrad(Optimizer):
             state["step"] += 1
             step = state["step"].item()
             if wd != 0:
+                if grad.is_sparse:
+                    raise RuntimeError("weight_decay option is not compatible with sparse "
+                                       "gradients")
                 grad = grad.add(p, alpha=wd)
             clr = lr / (1 + (step - 1) * lr_decay)
             state_sum = state["sum"]
+            if grad.is_sparse:
+                # the update is not linear in the gradient: each row must appear once
+                grad = grad.coalesce()
+                rows, values = tuple(grad._indices().unbind(0)), grad._values()
+                if values.numel():
+                    state_sum.index_put_(rows, values.pow(2), accumulate=True)
+                    std = state_sum[rows].sqrt_().add_(eps)
+                    p.index_put_(rows, values / std * -clr, accumulate=True)
+                continue
             state_sum.addcmul_(grad, grad, value=1)
             std = state_sum.sqrt().add_(eps)
             p.addcdiv_(grad, std, value=-clr)
+

@@ -6,6 +6,7 @@ from framework._tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_betas, _check_fused_param, _check_nonneg, _multi_tensor,
                         _to_scalar)
+from .optimizer import _refuse_sparse_grads
 
 __all__ = ["Adam"]
 
@@ -84,6 +85,8 @@ class Adam(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
+                _refuse_sparse_grads(group, "Adam does not support sparse gradients, please "
+                                            "consider SparseAdam instead")
                 if (group["foreach"] and isinstance(group["lr"], Tensor)
                         and not group["capturable"]):
                     raise RuntimeError("lr as a Tensor is not supported for "

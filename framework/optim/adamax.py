@@ -1,6 +1,7 @@
 """Adamax (PyTorch's ``torch.optim.Adamax``): Adam with the infinity norm."""
 import framework as _fw
 from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
+from .optimizer import _refuse_sparse_grads
 
 __all__ = ["Adamax"]
 
@@ -24,6 +25,7 @@ class Adamax(Optimizer):
         """One update of every parameter that has a gradient; returns closure's loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
+            _refuse_sparse_grads(group, "Adamax does not support sparse gradients")
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]
             eps, wd = group["eps"], group["weight_decay"]

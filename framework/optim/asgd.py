@@ -1,6 +1,7 @@
 """ASGD (PyTorch's ``torch.optim.ASGD``): averaged stochastic gradient descent."""
 import framework as _fw
 from .optimizer import Optimizer, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
+from .optimizer import _refuse_sparse_grads
 
 __all__ = ["ASGD"]
 
@@ -23,6 +24,7 @@ class ASGD(Optimizer):
         """One update of every parameter that has a gradient; returns closure's loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
+            _refuse_sparse_grads(group, "ASGD does not support sparse gradients")
             lr = _to_scalar(group["lr"])
             lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]
             wd = group["weight_decay"]

@@ -6,6 +6,7 @@ import framework as _fw
 from framework._tensor import Tensor
 
 from .optimizer import Optimizer, _to_scalar
+from .optimizer import _refuse_sparse_grads
 
 __all__ = ["Muon"]
 
@@ -88,6 +89,7 @@ class Muon(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
+                _refuse_sparse_grads(group, "Muon does not support sparse gradients")
                 params = self._params_with_grad(group, real_only="Muon")
                 for p in params:
                     if "momentum_buffer" not in self.state[p]:

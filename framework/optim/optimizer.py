@@ -433,6 +433,27 @@ def _multi_tensor(group):
                for p in group["params"] if p.grad is not None)
 
 
+def _has_sparse_grad(group):
+    """Whether a parameter of ``group`` has a sparse COO gradient."""
+    return any(p.grad is not None and p.grad.is_sparse for p in group["params"])
+
+
+def _refuse_sparse_grads(group, message):
+    """PyTorch's RuntimeError (``message``) for an optimizer without a sparse update."""
+    if _has_sparse_grad(group):
+        raise RuntimeError(message)
+
+
+def _add_sparse_(dense, grad, alpha=1):
+    """``dense += alpha * grad`` for a sparse COO ``grad`` (repeated indices add up), as
+    PyTorch's ``dense.add_(sparse, alpha=alpha)``."""
+    indices, values = grad._indices(), grad._values()
+    if indices.shape[1]:
+        dense.index_put_(tuple(indices.unbind(0)), values if alpha == 1 else values * alpha,
+                         accumulate=True)
+    return dense
+
+
 def _check_fused_param(p):
     """PyTorch's check that a fused optimizer's parameter is a float tensor on a
     supported device."""

@@ -1,6 +1,7 @@
 """RAdam (PyTorch's ``torch.optim.RAdam``): Adam with a rectified adaptive step."""
 import framework as _fw
 from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
+from .optimizer import _refuse_sparse_grads
 
 __all__ = ["RAdam"]
 
@@ -26,6 +27,7 @@ class RAdam(Optimizer):
         """One update of every parameter that has a gradient; returns closure's loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
+            _refuse_sparse_grads(group, "RAdam does not support sparse gradients")
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]
             eps, wd = group["eps"], group["weight_decay"]

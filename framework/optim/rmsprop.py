@@ -5,6 +5,7 @@ from framework._tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_fused_param, _check_lr, _check_nonneg, _multi_tensor,
                         _to_scalar)
+from .optimizer import _refuse_sparse_grads
 
 __all__ = ["RMSprop"]
 
@@ -70,6 +71,7 @@ class RMSprop(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
+                _refuse_sparse_grads(group, "RMSprop does not support sparse gradients")
                 if _multi_tensor(group):
                     _fused.rmsprop(self, group)  # one multi-tensor call per device and dtype
                 else:

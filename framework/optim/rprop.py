@@ -1,6 +1,7 @@
 """Rprop (PyTorch's ``torch.optim.Rprop``): resilient backpropagation."""
 import framework as _fw
 from .optimizer import Optimizer, _check_lr, _scalar_dtype, _to_scalar
+from .optimizer import _refuse_sparse_grads
 
 __all__ = ["Rprop"]
 
@@ -25,6 +26,7 @@ class Rprop(Optimizer):
         """One update of every parameter that has a gradient; returns closure's loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
+            _refuse_sparse_grads(group, "Rprop does not support sparse gradients")
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
             for p in group["params"]:

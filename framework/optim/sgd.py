@@ -5,13 +5,15 @@ from framework._tensor import Tensor
 
 from . import _fused
 from .optimizer import Optimizer, _check_fused_param, _multi_tensor, _to_scalar
+from .optimizer import _add_sparse_, _has_sparse_grad
 
 __all__ = ["SGD"]
 
 
 class SGD(Optimizer):
     """SGD: buf = momentum * buf + (1 - dampening) * g; p -= lr * (g + momentum * buf
-    if nesterov else buf). State: ``momentum_buffer`` (only when momentum != 0)."""
+    if nesterov else buf). State: ``momentum_buffer`` (only when momentum != 0).
+    A sparse COO gradient updates only its rows (its momentum buffer is sparse too)."""
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
@@ -50,7 +52,10 @@ class SGD(Optimizer):
         loss = self._eval_closure(closure)
         with _fw.no_grad():
             for group in self.param_groups:
-                if _multi_tensor(group):
+                sparse = _has_sparse_grad(group)
+                if sparse and group["fused"]:
+                    raise RuntimeError("`_fused_sgd` does not support sparse gradients")
+                if not sparse and _multi_tensor(group):
                     _fused.sgd(self, group)  # one multi-tensor call per device and dtype
                 else:
                     self._single_tensor_sgd(group)
@@ -72,10 +77,16 @@ class SGD(Optimizer):
             if momentum != 0:
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
+                if grad.is_sparse:
+                    # a coalesced buffer stays coalesced when coalesced gradients add in
+                    grad = grad.coalesce()
                 if buf is None:
                     buf = grad.clone().detach()
                     state["momentum_buffer"] = buf
                 else:
                     buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                 grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-            p.add_(grad, alpha=-lr)
+            if grad.is_sparse:
+                _add_sparse_(p, grad, -lr)
+            else:
+                p.add_(grad, alpha=-lr)

@@ -1,8 +1,8 @@
 """Embeddings: ``embedding`` (the fused op framework.embedding, framework/_ops/embedding.py),
 ``embedding_bag`` and ``one_hot`` (composites of index ops over that lookup).
 
-The framework has no sparse tensors: ``sparse=True`` is accepted and gives the same
-gradient values as a dense tensor."""
+With ``sparse=True`` the weight's gradient is a sparse COO tensor (PyTorch's layout: one
+entry per looked-up index, uncoalesced)."""
 import framework as fw
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
@@ -36,7 +36,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
     ``padding_idx``'s row gets no gradient; ``max_norm`` renormalizes, in place, the looked-up
     rows whose ``norm_type``-norm exceeds it; ``scale_grad_by_freq`` divides gradients by
-    each index's frequency in the batch. ``sparse`` is accepted; gradients are dense.
+    each index's frequency in the batch. ``sparse``: the gradient of ``weight`` is a sparse
+    COO tensor.
     """
     n = weight.shape[0] if weight.dim() > 0 else 0
     if padding_idx is not None:
@@ -105,6 +106,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                          f"{input.dim()}")
     if mode not in ("sum", "mean", "max"):
         raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' (got "
@@ -157,7 +163,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         idx, bag = input.index_select(0, sel), bag.index_select(0, sel)
         if psw is not None:
             psw = psw.index_select(0, sel)
-    emb = fw.embedding(weight, idx, -1, scale_grad_by_freq)
+    emb = fw.embedding(weight, idx, -1, scale_grad_by_freq, sparse)
     if psw is not None:
         emb = emb * psw.unsqueeze(1).to(emb.dtype)
     dim = weight.shape[1]

@@ -39,7 +39,7 @@ class Embedding(Module):
         max_norm: rows looked up are renormalized in place to this norm when above it
         norm_type: the p of the norm for ``max_norm``. Default: 2
         scale_grad_by_freq: scale gradients by the inverse index frequency in the batch
-        sparse: accepted; the gradient is a dense tensor (no sparse tensors in framework)
+        sparse: ``weight.grad`` is a sparse COO tensor (see ``optim.SparseAdam``)
     """
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
