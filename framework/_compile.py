@@ -1,24 +1,30 @@
-"""``framework.compile``: PyTorch's ``torch.compile`` entry point, which runs eagerly here.
+"""``framework.compile``: PyTorch's ``torch.compile`` entry point.
 
-The compiler that fuses ops into generated Triton kernels is not built yet. ``compile``
-checks its arguments as PyTorch does and returns what PyTorch returns (the function
-itself, or for a module an ``OptimizedModule`` wrapping it, whose state-dict keys carry
-PyTorch's ``_orig_mod.`` prefix), so a script written for ``torch.compile`` runs unchanged,
-at eager speed. It says so once, with a UserWarning, so that a benchmark is not taken for a
-compiled one.
+With the default ``backend="inductor"`` a function or module is traced with
+``framework.fx`` on its first call with new input shapes, dtypes, devices or
+requires_grad (the guard), and its chains of pointwise ops on cuda tensors run as
+generated Triton kernels, one per chain (framework/_inductor). The graphs are cached per
+callable, up to ``framework._dynamo.config.cache_size_limit``. What cannot be traced
+(data-dependent control flow) runs eagerly, with one UserWarning; ``fullgraph=True``
+raises instead. On cpu the traced graph runs op by op. A callable ``backend`` gets each
+traced ``GraphModule`` and the example inputs and returns the callable to run, as in
+PyTorch. ``disable=True`` returns the model itself, and the other named backends
+("eager", "aot_eager", ...) run it eagerly. For a module,
+``compile`` returns an ``OptimizedModule`` wrapping it, whose state-dict keys carry
+PyTorch's ``_orig_mod.`` prefix. ``dynamic`` and ``mode`` are checked and otherwise
+ignored: every new shape is a new graph.
 """
-import warnings
+import functools
 
 from .nn.modules.module import Module
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
-_warned = False
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False, **kwargs):
     """Optimizes ``model`` (a function or an ``nn.Module``) for later calls; as a decorator
-    without ``model``. Here it runs eagerly: see the module's docstring."""
+    without ``model``. See the module's docstring."""
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")
@@ -34,24 +40,37 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
                              "provided.")
     if disable:
         return model
-    global _warned
-    if not _warned:
-        _warned = True
-        warnings.warn("framework.compile: the compiler is not built yet; the model runs "
-                      "eagerly (same results, eager speed)", UserWarning, stacklevel=2)
+    compiled = backend == "inductor" or callable(backend)
+    custom = backend if callable(backend) else None
     if isinstance(model, Module):
-        return OptimizedModule(model)
-    return model
+        return OptimizedModule(model, fullgraph if compiled else None, custom)
+    if not compiled:
+        return model
+    from ._inductor import CompiledCallable
+    call = CompiledCallable(model, fullgraph, custom)
+
+    @functools.wraps(model)
+    def compiled_fn(*args, **kwargs):
+        return call(*args, **kwargs)
+    compiled_fn._compiled = call
+    compiled_fn._torchdynamo_orig_callable = model
+    return compiled_fn
 
 
 class OptimizedModule(Module):
     """What ``compile`` returns for a module: it calls the original, kept as ``_orig_mod``
     (a submodule: its state-dict keys are prefixed ``_orig_mod.``), and forwards other
-    attributes to it."""
+    attributes to it. ``_compiled`` (None for an eager backend) holds the guards and the
+    compiled graphs."""
 
-    def __init__(self, mod):
+    def __init__(self, mod, fullgraph=None, backend=None):
         super().__init__()
         self._orig_mod = mod
+        if fullgraph is None:
+            self._compiled = None
+        else:
+            from ._inductor import CompiledCallable
+            self._compiled = CompiledCallable(mod, fullgraph, backend)
 
     @property
     def training(self):
@@ -63,7 +82,9 @@ class OptimizedModule(Module):
             self._orig_mod.training = value
 
     def forward(self, *args, **kwargs):
-        return self._orig_mod(*args, **kwargs)
+        if self._compiled is None:
+            return self._orig_mod(*args, **kwargs)
+        return self._compiled(*args, **kwargs)
 
     def __getattr__(self, name):
         try:

@@ -1,10 +1,12 @@
 """``framework.compiler``: PyTorch's ``torch.compiler`` namespace.
 
-``framework.compile`` runs models eagerly (see ``framework/_compile.py``), so there is no
-graph capture here: ``is_compiling()`` is always False, ``disable`` and the graph-marking
-decorators return functions that run as they are, and ``set_stance`` records the stance
-(every stance runs eagerly, "force_eager" included). They exist, with PyTorch's names,
-signatures and argument checks, so that scripts written against ``torch.compiler`` run.
+``framework.compile`` traces with ``framework.fx`` and fuses pointwise chains (see
+``framework/_compile.py`` and ``framework/_inductor``). ``is_compiling()`` is True while it
+traces; ``reset()`` clears every compiled callable's graphs; ``set_stance("force_eager")``
+makes compiled callables run eagerly, the other stances compile as "default". ``disable``
+and the graph-marking decorators return functions that run as they are (a tracer goes
+through them: there are no graph breaks). They exist, with PyTorch's names, signatures and
+argument checks, so that scripts written against ``torch.compiler`` run.
 """
 import functools
 
@@ -33,17 +35,20 @@ def compile(*args, **kwargs):
 
 
 def reset():
-    """Clears the compiler's caches. There are none to clear: models run eagerly."""
+    """Clears the compiler's caches: every compiled callable traces again on its next call."""
+    from . import _inductor
+    _inductor.reset()
 
 
 def is_compiling():
-    """Whether the code runs inside a ``framework.compile`` trace: never, here."""
-    return False
+    """Whether the code runs inside a ``framework.compile`` trace."""
+    from ._inductor import trace
+    return trace.compiling
 
 
 def is_dynamo_compiling():
-    """Whether the code is being traced by the graph capture: never, here."""
-    return False
+    """Whether the code is being traced by the graph capture."""
+    return is_compiling()
 
 
 def is_exporting():

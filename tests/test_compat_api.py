@@ -1,4 +1,4 @@
-"""Top-level names a PyTorch script reaches for: ``compile`` (eager here), the constants,
+"""Top-level names a PyTorch script reaches for: ``compile``, the constants,
 anomaly mode's switches, and the functional ops PyTorch also exposes at the top level."""
 import math
 import subprocess
@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import framework as fw
-from framework import _compile
 from helpers import skip_unless_torch
 
 try:
@@ -18,7 +17,7 @@ except ImportError:
     torch = None
 
 
-def test_compile_runs_a_function_eagerly_and_checks_its_arguments():
+def test_compile_wraps_a_function_and_checks_its_arguments():
     def f(x):
         return x * 2 + 1
 
@@ -26,7 +25,8 @@ def test_compile_runs_a_function_eagerly_and_checks_its_arguments():
         warnings.simplefilter("always")
         g = fw.compile(f)
         deco = fw.compile(mode="max-autotune")
-    assert g is f and deco(f) is f
+    assert g.__wrapped__ is f and deco(f).__wrapped__ is f   # compiled: tests/test_inductor.py
+    assert fw.compile(f, backend="eager") is f and fw.compile(f, disable=True) is f
     x = fw.tensor([1.0, 2.0])
     np.testing.assert_array_equal(g(x).numpy(), [3.0, 5.0])
     with pytest.raises(RuntimeError, match="Unrecognized mode=fast, should be one of"):
@@ -37,16 +37,18 @@ def test_compile_runs_a_function_eagerly_and_checks_its_arguments():
         fw.compile(5)
 
 
-def test_compile_says_once_that_it_runs_eagerly(monkeypatch):
-    monkeypatch.setattr(_compile, "_warned", False)
+def test_compile_warns_only_when_it_falls_back():
+    def branchy(x):
+        return x + 1 if x.sum() > 0 else x - 1
+
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        fw.compile(lambda x: x)
-        fw.compile(lambda x: x)
+        fw.compile(lambda x: x * 2)(fw.ones(2))
         fw.compile(lambda x: x, disable=True)
-    assert [str(w.message) for w in seen] == [
-        "framework.compile: the compiler is not built yet; the model runs eagerly (same "
-        "results, eager speed)"]
+        assert seen == []
+        fw.compile(branchy)(fw.ones(2))
+    assert [str(w.message).split(":")[1] for w in seen] == [
+        " test_compile_warns_only_when_it_falls_back.<locals>.branchy runs eagerly"]
 
 
 def test_compiled_module_wraps_the_original():

@@ -1,6 +1,7 @@
 """``framework._dynamo``: the few names of PyTorch's ``torch._dynamo`` that scripts use
-(``reset``, ``config``, ``disable``, ``mark_dynamic`` ...). There is no graph capture:
-``framework.compile`` runs eagerly, so these only keep such scripts running."""
+(``reset``, ``config``, ``disable``, ``mark_dynamic`` ...). ``framework.compile`` traces
+with ``framework.fx`` (framework/_inductor), without graph breaks or dynamic shapes, so the
+marking functions only keep such scripts running."""
 from . import config  # noqa: F401
 from ..compiler import (  # noqa: F401
     allow_in_graph, assume_constant_result, disable, is_compiling, reset,

@@ -1,7 +1,7 @@
 """``framework._dynamo.config``: the knobs of PyTorch's graph capture that scripts set.
 
-There is no graph capture here (``framework.compile`` runs eagerly), so the knobs are
-stored and read back, with PyTorch's defaults; setting or reading a name PyTorch does not
+``framework.compile`` reads ``cache_size_limit`` (its graphs per compiled callable); the
+other knobs are stored and read back, with PyTorch's defaults; setting or reading a name PyTorch does not
 have raises its AttributeError, so a typo is not silently ignored. ``cache_size_limit`` and
 ``accumulated_cache_size_limit`` are PyTorch's old names of ``recompile_limit`` and
 ``accumulated_recompile_limit``: both spellings reach the same value.

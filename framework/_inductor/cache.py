@@ -1,0 +1,161 @@
+"""``CompiledCallable``: a compiled function or module with its guards and its cache.
+
+Each call computes a guard key: for every tensor argument its shape, dtype, device and
+requires_grad, for every int/float/bool/str/None argument its value (fixed in the traced
+graph as a concrete argument), for a module the training flags of its modules and the
+shape, dtype, device (and requires_grad) of its parameters and buffers, and the autocast
+state. A key seen before runs its compiled graph; a new one traces again, up to
+``framework._dynamo.config.cache_size_limit`` graphs per callable, beyond which new keys
+run eagerly (with a warning, as PyTorch's recompile limit). The call that traces returns
+the result of running the traced graph unfused (ShapeProp records shapes on it); the
+later ones run the fused graph. A function that cannot be traced (data-dependent control
+flow, an unsupported construct, an argument other than a tensor or a constant) runs
+eagerly from then on, with one warning; ``fullgraph=True`` raises instead. A module's own
+hooks run eagerly around its compiled forward.
+"""
+import collections
+import inspect
+import warnings
+import weakref
+
+from .. import _dynamo
+from .._ops import autocast
+from .._tensor import Tensor
+from ..nn.modules import _hooks
+from ..nn.modules.module import Module
+from . import trace as _trace
+
+_CONSTANTS = (bool, int, float, str, type(None))
+_all = weakref.WeakSet()   # every CompiledCallable, for reset()
+
+
+def reset():
+    """Forgets every compiled callable's graphs and fallbacks (``framework.compiler.reset``)."""
+    for c in list(_all):
+        c.cache.clear()
+        c.eager = False
+
+
+class CompiledCallable:
+    """Calls ``model`` through traced, fused graphs cached by guard key; with a
+    ``backend`` (a callable, as PyTorch's custom backends) through what
+    ``backend(graph_module, example_inputs)`` returns instead."""
+
+    def __init__(self, model, fullgraph=False, backend=None):
+        self.model, self.fullgraph, self.backend = model, fullgraph, backend
+        self.is_module = isinstance(model, Module)
+        fn = type(model).forward if self.is_module else model
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            sig = None
+        if sig is not None and self.is_module:
+            sig = sig.replace(parameters=list(sig.parameters.values())[1:])
+        self.signature = sig
+        self.cache = collections.OrderedDict()
+        self.eager = False        # True once tracing failed: eager for good
+        self.traces = 0
+        self._warned_limit = False
+        _all.add(self)
+
+    def _eager(self, *args, **kwargs):
+        """The model run eagerly (a module's hooks are run by ``__call__``)."""
+        return (self.model.forward if self.is_module else self.model)(*args, **kwargs)
+
+    def _fall_back(self, reason):
+        if self.fullgraph:
+            raise reason
+        self.eager = True
+        warnings.warn(f"framework.compile: {self._name()} runs eagerly: it could not be "
+                      f"traced into a graph ({type(reason).__name__}: {reason})",
+                      UserWarning, stacklevel=3)
+
+    def _name(self):
+        return type(self.model).__name__ if self.is_module else getattr(
+            self.model, "__qualname__", repr(self.model))
+
+    def _guard(self, values, names):
+        """(guard key, {name: value} of the constant arguments), or (None, None) for an
+        argument that is neither a tensor nor a constant."""
+        key, concrete = [], {}
+        for name, v in zip(names, values):
+            if isinstance(v, Tensor):
+                key.append((tuple(v.shape), v.dtype, v.device, v.requires_grad))
+            elif type(v) in _CONSTANTS:
+                key.append((type(v), v))
+                concrete[name] = v
+            else:
+                return None, None
+        state = autocast.state   # autocast changes the dtypes the graph was fused for
+        key.append((tuple(state.enabled.values()), tuple(state.dtype.values()))
+                   if state.active else None)
+        if self.is_module:
+            key.append(tuple(m.training for m in self.model.modules()))
+            key.append(tuple((tuple(p.shape), p.dtype, p.device, p.requires_grad)
+                             for p in self.model.parameters()))
+            key.append(tuple((tuple(b.shape), b.dtype, b.device)
+                             for b in self.model.buffers()))
+        return tuple(key), concrete
+
+    def __call__(self, *args, **kwargs):
+        if self.eager or self.signature is None or _force_eager():
+            return self.model(*args, **kwargs)
+        m = self.model
+        if self.is_module and (m._forward_hooks or m._forward_pre_hooks or m._backward_hooks
+                               or m._backward_pre_hooks or _any_global_hooks()):
+            # the module's hooks run eagerly around the compiled forward
+            return _hooks._call_with_hooks(m, self._forward, args, kwargs)
+        return self._forward(*args, **kwargs)
+
+    def _forward(self, *args, **kwargs):
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError:
+            return self._eager(*args, **kwargs)   # eager raises the error
+        bound.apply_defaults()
+        names, values = list(bound.arguments), list(bound.arguments.values())
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in self.signature.parameters.values()):
+            self._fall_back(NotImplementedError("*args/**kwargs parameters"))
+            return self._eager(*args, **kwargs)
+        key, concrete = self._guard(values, names)
+        if key is None:
+            self._fall_back(NotImplementedError(
+                "an argument that is neither a tensor nor an int/float/bool/str/None"))
+            return self._eager(*args, **kwargs)
+        gm = self.cache.get(key)
+        if gm is not None:
+            return gm(*values)
+        limit = _dynamo.config.cache_size_limit
+        if len(self.cache) >= limit:
+            if not self._warned_limit:
+                self._warned_limit = True
+                warnings.warn(f"framework.compile: {self._name()} hit "
+                              f"config.recompile_limit ({limit}); new inputs run eagerly",
+                              UserWarning, stacklevel=2)
+            return self._eager(*args, **kwargs)
+        try:
+            gm = _trace.trace(self.model, concrete)
+        except Exception as e:  # noqa: BLE001 - any tracing failure means eager
+            self._fall_back(e)
+            return self._eager(*args, **kwargs)
+        self.traces += 1
+        if self.backend is not None:   # a user's backend: (GraphModule, inputs) -> callable
+            fn = self.cache[key] = self.backend(gm, values)
+            return fn(*values)
+        result = _trace.optimize(gm, values)
+        self.cache[key] = gm
+        if _dynamo.config.verbose:
+            print(f"framework.compile: {self._name()} traced, graph {len(self.cache)}:"
+                  f"{gm.code}")
+        return result
+
+
+def _any_global_hooks():
+    return bool(_hooks._global_forward_hooks or _hooks._global_forward_pre_hooks
+                or _hooks._global_backward_hooks or _hooks._global_backward_pre_hooks)
+
+
+def _force_eager():
+    from .. import compiler
+    return compiler._stance.stance == "force_eager"
