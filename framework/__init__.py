@@ -164,7 +164,8 @@ globals().update(_legacy_storages)   # FloatStorage, LongStorage, ...
 def __getattr__(name):
     # framework.multiprocessing is imported on first use (it registers pickle reducers);
     # framework.distributions, compiler, _dynamo and hub too, to keep `import framework` light
-    if name in ("multiprocessing", "distributions", "compiler", "_dynamo", "hub", "fx"):
+    if name in ("multiprocessing", "distributions", "compiler", "_dynamo", "hub", "fx",
+                "futures"):
         import importlib
         return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,3 +25,4 @@ from .collectives import (  # noqa: F401
 )
 from .mpi_backend import ReduceOp  # noqa: F401
 from .device_mesh import DeviceMesh, init_device_mesh  # noqa: F401
+from .grad_bucket import GradBucket  # noqa: F401

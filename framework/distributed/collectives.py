@@ -63,6 +63,16 @@ class Work:
     def source_rank(self):
         return self._result
 
+    def get_future(self):
+        """A ``framework.futures.Future`` completed with the operation's output tensors
+        (a list) once it finishes; waiting on the future waits for the operation."""
+        from ..futures import Future
+
+        def complete(fut):
+            self.wait()
+            fut.set_result(list(getattr(self, "_outputs", ())))
+        return Future(_waiter=complete)
+
 
 def _wait_requests(requests, pg, what):
     _mb.wait(_mpi(), requests, pg, what)
@@ -74,6 +84,13 @@ def _run(pg, what, requests, finish, async_op, result=None):
         return w
     w.wait()
     return None
+
+
+def _outputs(work, *tensors):
+    """``work`` (None when not async) knowing the tensors its future is completed with."""
+    if work is not None:
+        work._outputs = tensors
+    return work
 
 
 def _nccl(pg, *tensors):
@@ -144,14 +161,14 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if pg is None:
         return None
     if (nc := _nccl(pg, tensor)) is not None:
-        return nc.all_reduce(pg, tensor, op, async_op)
+        return _outputs(nc.all_reduce(pg, tensor, op, async_op), tensor)
     MPI = _mpi()
     b = _mb.Buffer(tensor, reduce=True)
     mop = _mb.mpi_op(MPI, op, tensor.dtype)
     req = pg.comm.Iallreduce(MPI.IN_PLACE, b.arr, mop)
     after = (lambda: _mb.average(b.arr, pg.size(), tensor.dtype)) if op is ReduceOp.AVG \
         else None
-    return _run(pg, "allreduce", [req], _finish_all([b], after), async_op)
+    return _outputs(_run(pg, "allreduce", [req], _finish_all([b], after), async_op), tensor)
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -162,10 +179,10 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = _group_rank(pg, 0 if src is None else src, group_src, "broadcast")
     if (nc := _nccl(pg, tensor)) is not None:
-        return nc.broadcast(pg, tensor, root, async_op)
+        return _outputs(nc.broadcast(pg, tensor, root, async_op), tensor)
     b = _mb.Buffer(tensor)
     req = pg.comm.Ibcast(b.arr, root=root)
-    return _run(pg, "broadcast", [req], _finish_all([b]), async_op)
+    return _outputs(_run(pg, "broadcast", [req], _finish_all([b]), async_op), tensor)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):

@@ -26,7 +26,8 @@ def find_mpiexec():
     return path
 
 
-def parse_args(argv=None):
+def get_args_parser():
+    """The launcher's argument parser (``launch`` adds ``--use-env`` to it)."""
     p = argparse.ArgumentParser(
         prog="python -m framework.distributed.run",
         description="Starts N processes of a training script, one MPI world (torchrun's "
@@ -49,6 +50,11 @@ def parse_args(argv=None):
                    help="run the script as an executable, not with Python")
     p.add_argument("training_script")
     p.add_argument("training_script_args", nargs=argparse.REMAINDER)
+    return p
+
+
+def parse_args(argv=None, parser=None):
+    p = parser if parser is not None else get_args_parser()
     args = p.parse_args(argv)
     if str(args.nnodes) not in ("1", "1:1"):
         p.error("only --nnodes 1 is supported (one node)")
@@ -75,7 +81,7 @@ def command(args):
         prog = [sys.executable, "-u", "-m", args.training_script]
     else:
         prog = [sys.executable, "-u", args.training_script]
-    prog += list(args.training_script_args)
+    script_args = list(args.training_script_args)
     common = {"WORLD_SIZE": n, "LOCAL_WORLD_SIZE": n, "GROUP_RANK": args.node_rank,
               "MASTER_ADDR": args.master_addr, "MASTER_PORT": args.master_port,
               "TORCHELASTIC_RUN_ID": args.rdzv_id if args.rdzv_id != "none"
@@ -88,6 +94,10 @@ def command(args):
             cmd.append(":")
         cmd += ["-n", "1", "-env", "RANK", str(rank), "-env", "LOCAL_RANK", str(rank),
                 "-env", "GROUP_RANK", str(args.node_rank)] + prog
+        # framework.distributed.launch without --use-env passes the local rank as torch's
+        if not getattr(args, "use_env", True):
+            cmd.append(f"--local-rank={rank}")
+        cmd += script_args
     return cmd
 
 

@@ -99,6 +99,18 @@ class DistributedDataParallel(Module):
         self._started = False           # a gradient hook ran in the current backward
         self._unused = ()
         self._used_work = None
+        self._comm_hook = None
+
+    def register_comm_hook(self, state, hook):
+        """Replaces the all-reduce of each gradient bucket by ``hook(state, bucket)``, which
+        gets a ``GradBucket`` (the bucket's local, not yet averaged gradients) and returns a
+        future whose value is the reduced flat buffer; DDP writes it into ``.grad``."""
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only "
+                               "be called once.")
+        self._comm_hook = (state, hook)
 
     # ---- construction ---------------------------------------------------------------------
     def _verify_same_model(self, params):
@@ -255,6 +267,15 @@ class DistributedDataParallel(Module):
                     view.zero_()
                 else:
                     view.copy_(p.grad.detach().reshape(-1))
+        if self._comm_hook is not None:
+            state, hook = self._comm_hook
+            bucket = dist.GradBucket(self._buckets.index(b), len(self._buckets), b.flat,
+                                     b.offsets, b.params)
+            b.work = hook(state, bucket)
+            if not hasattr(b.work, "wait"):
+                raise RuntimeError("A DDP communication hook must return a future, got "
+                                   f"{type(b.work).__name__}")
+            return
         b.work = dist.all_reduce(b.flat, dist.ReduceOp.AVG, group=self.process_group,
                                  async_op=True)
 
@@ -266,13 +287,18 @@ class DistributedDataParallel(Module):
             used = self._used_mask.tolist()
         with grad_mode.no_grad():
             for b in self._buckets:
-                b.work.wait()
+                # a Work fills b.flat in place; a comm hook's future gives the result
+                reduced = b.work.wait()
                 b.work = None
+                if self._comm_hook is None:
+                    reduced = b.flat
+                elif isinstance(reduced, (list, tuple)) and len(reduced) == 1:
+                    reduced = reduced[0]
                 for p, o in zip(b.params, b.offsets):
-                    avg = b.flat[o:o + p.numel()].view(p.shape)
+                    avg = reduced[o:o + p.numel()].view(p.shape)
                     if p.grad is not None:
                         p.grad.copy_(avg)
                     elif used is None or used[self._index[id(p)]]:
-                        p.grad = avg.clone()
+                        p.grad = avg.clone().to(p.dtype)
         self._sync_now = False
         self._started = False
