@@ -106,6 +106,8 @@ struct Core {
   PyObject* record_event;  // callables or None
   PyObject* query_event;
   PyObject* sync_event;
+  PyObject* trace;         // memory history hook (framework/cuda/_memory_history.py), or
+                           // nullptr: recording off costs one pointer test
   long long num_alloc_retries, num_ooms, num_device_alloc, num_device_free;
 
   void update(int stat, bool small, int64_t amount) {
@@ -131,8 +133,30 @@ extern PyTypeObject HandleType;
   throw std::runtime_error(buf);
 }
 
-// Puts an inactive block back in its pool, merged with free neighbours.
-void free_block(Core* c, Block* b) {
+enum TraceAction { kTraceAlloc, kTraceFreeRequested, kTraceFreeCompleted };
+
+// Tells the history hook trace(action, ptr, size, stream). Called only where the pools are
+// consistent (the hook runs Python, which may let other threads in); its errors are
+// reported as unraisable, never thrown into the allocator.
+void trace_event(Core* c, int action, uint64_t ptr, int64_t size, int64_t stream) {
+  PyObject* fn = c->trace;  // held: a hook may turn recording off (set_trace) while it runs
+  if (!fn) return;
+  Py_INCREF(fn);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject* r = PyObject_CallFunction(fn, "iKLL", action, (unsigned long long)ptr,
+                                      (long long)size, (long long)stream);
+  if (r) Py_DECREF(r);
+  else PyErr_WriteUnraisable(fn);
+  PyErr_Restore(type, value, tb);
+  Py_DECREF(fn);
+}
+
+// Puts an inactive block back in its pool, merged with free neighbours; `requested`: the
+// free was asked for just now (not after waiting for events), for the history's order.
+void free_block(Core* c, Block* b, bool requested = false) {
+  const uint64_t freed_ptr = b->ptr;
+  const int64_t freed_size = b->size, freed_stream = b->stream;
   Pool& pool = *c->pools[b->small];
   c->update(kActive, b->small, -1);
   c->update(kActiveBytes, b->small, -b->size);
@@ -155,6 +179,10 @@ void free_block(Core* c, Block* b) {
     delete next;
   }
   pool.insert(b);
+  if (c->trace) {
+    if (requested) trace_event(c, kTraceFreeRequested, freed_ptr, freed_size, freed_stream);
+    trace_event(c, kTraceFreeCompleted, freed_ptr, freed_size, freed_stream);
+  }
 }
 
 // Calls fn(arg); a new reference, or throws with the Python error set.
@@ -235,6 +263,7 @@ PyObject* take(Core* c, Block* b, int64_t size, int64_t nbytes, bool owned) {
   h->stream = b->stream;
   h->id = b->id;
   h->owned = owned;
+  if (c->trace) trace_event(c, kTraceAlloc, b->ptr, b->size, b->stream);
   return reinterpret_cast<PyObject*>(h);
 }
 
@@ -253,7 +282,7 @@ void free_allocated(Core* c, Block* b) {
   c->update(kRequestedBytes, b->small, -b->requested);
   b->requested = 0;
   if (b->stream_uses.empty()) {
-    free_block(c, b);
+    free_block(c, b, true);
     return;
   }
   std::vector<int64_t> uses;
@@ -283,6 +312,7 @@ void free_allocated(Core* c, Block* b) {
     if (b->event_count == 0) free_block(c, b);
     throw;
   }
+  if (c->trace) trace_event(c, kTraceFreeRequested, b->ptr, b->size, b->stream);
 }
 
 // Takes a whole free segment out of the pools; false if `b` is not one.
@@ -388,6 +418,17 @@ PyObject* m_record_stream(PyObject* self, const FastArgs& a) {
   if (stream != b->stream &&
       std::find(b->stream_uses.begin(), b->stream_uses.end(), stream) == b->stream_uses.end())
     b->stream_uses.push_back(stream);
+  return nullptr;
+}
+
+// set_trace(fn or None): fn(action, ptr, size, stream) after each alloc (0), free request
+// (1) and completed free (2)
+PyObject* m_set_trace(PyObject* self, const FastArgs& a) {
+  a.expect(1);
+  Core* c = core_of(self);
+  PyObject* old = c->trace;
+  c->trace = a.a[0] == Py_None ? nullptr : Py_NewRef(a.a[0]);
+  Py_XDECREF(old);
   return nullptr;
 }
 
@@ -501,8 +542,8 @@ PyObject* m_inactive_split(PyObject* self, const FastArgs& a) {
                         py::make_tuple(n[2], bytes[2])).release().ptr();
 }
 
-// blocks() -> [(base, [(ptr, size, stream, small, allocated, event_count), ...]), ...] by
-// address
+// blocks() -> [(base, [(ptr, size, stream, small, allocated, event_count, requested), ...]),
+// ...] by address
 PyObject* m_blocks(PyObject* self, const FastArgs& a) {
   a.expect(0);
   Core* c = core_of(self);
@@ -511,7 +552,8 @@ PyObject* m_blocks(PyObject* self, const FastArgs& a) {
     py::list parts;
     for (Block* b = kv.second; b; b = b->next)
       parts.append(
-          py::make_tuple(b->ptr, b->size, b->stream, b->small, b->allocated, b->event_count));
+          py::make_tuple(b->ptr, b->size, b->stream, b->small, b->allocated, b->event_count,
+                         b->requested));
     out.append(py::make_tuple(kv.first, parts));
   }
   return out.release().ptr();
@@ -550,6 +592,7 @@ PyMethodDef core_methods[] = {
     FW_METHOD(free, "free(block): returns an allocated block to the cache"),
     FW_METHOD(free_ptr, "free_ptr(ptr): frees the allocated block starting at ptr"),
     FW_METHOD(record_stream, "record_stream(block, stream)"),
+    FW_METHOD(set_trace, "set_trace(fn or None): the memory history hook"),
     FW_METHOD(process_events, "frees the blocks whose events have completed"),
     FW_METHOD(sync_events, "waits for every pending event and frees its blocks"),
     FW_METHOD(release_free_segments, "release_free_segments() -> [ptr]"),
@@ -592,6 +635,7 @@ PyObject* core_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   c->record_event = Py_NewRef(rec);
   c->query_event = Py_NewRef(query);
   c->sync_event = Py_NewRef(sync);
+  c->trace = nullptr;
   c->num_alloc_retries = c->num_ooms = c->num_device_alloc = c->num_device_free = 0;
   return reinterpret_cast<PyObject*>(c);
 }
@@ -613,6 +657,7 @@ void core_dealloc(PyObject* self) {
   Py_DECREF(c->record_event);
   Py_DECREF(c->query_event);
   Py_DECREF(c->sync_event);
+  Py_XDECREF(c->trace);
   Py_TYPE(self)->tp_free(self);
 }
 

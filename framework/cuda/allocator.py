@@ -10,6 +10,7 @@ Streams are ints (the ``CUstream`` handle; 0 is the default stream). Events come
 backend's ``record_event(stream)``, ``query_event(event) -> bool`` and
 ``synchronize_event(event)`` (or from hooks given to the allocator, as tests do).
 """
+import functools
 import os
 import threading
 
@@ -60,6 +61,20 @@ _FIELDS = ("current", "peak", "allocated", "freed")
 _ALLOCATED_BYTES, _RESERVED_BYTES = 3, 4
 _NO_LIMIT = (1 << 63) - 1
 
+# framework/cuda/_memory_history.History while _record_memory_history records, else None
+# (the only cost of recording off on the slow path; the native hot path tests a pointer)
+_history = None
+
+
+def set_history(history, allocators):
+    """Starts (a History) or stops (None) recording on ``allocators`` and on every one made
+    later."""
+    global _history
+    _history = history
+    for a in allocators:
+        if a is not None:
+            a._set_trace(history)
+
 
 class CachingAllocator:
     """Caching allocator of one device. ``malloc(nbytes, stream) -> block`` (``.ptr``,
@@ -87,6 +102,13 @@ class CachingAllocator:
         self._lock = threading.RLock()
         self.memory_fraction_limit = None   # bytes, from set_per_process_memory_fraction
         self._total = None                  # the device's capacity, asked for once
+        if _history is not None:
+            self._set_trace(_history)
+
+    def _set_trace(self, history):
+        # a partial, not a lambda: no frame of its own in the recorded stacks
+        self._core.set_trace(None if history is None else
+                             functools.partial(history.on_block, self.device))
 
     # -- allocation --------------------------------------------------------------------------
     def malloc(self, nbytes, stream=0):
@@ -113,7 +135,7 @@ class CachingAllocator:
             if alloc_size > self._total:
                 # more than the device holds: refused without the driver or emptying the
                 # cache (a real driver was seen to take over a minute to refuse 8 TiB)
-                core.num_ooms += 1
+                self._record_oom(size, stream)
                 raise OutOfMemoryError(self._oom_message(alloc_size))
             ptr = self._raw_alloc(alloc_size)
             if ptr is None and self._release_available_cached_blocks(small, stream, size):
@@ -124,9 +146,23 @@ class CachingAllocator:
                 core.num_alloc_retries += 1
                 ptr = self._raw_alloc(alloc_size)
             if ptr is None:
-                core.num_ooms += 1
+                self._record_oom(size, stream)
                 raise OutOfMemoryError(self._oom_message(alloc_size))
+            if _history is not None:
+                _history.record(self.device, "segment_alloc", ptr, alloc_size, stream)
             return core.alloc_in_segment(ptr, alloc_size, nbytes, stream, owned)
+
+    def _record_oom(self, size, stream):
+        self._core.num_ooms += 1
+        if _history is not None:
+            _history.record(self.device, "oom", 0, size, stream,
+                            device_free=self.backend.mem_get_info()[0])
+
+    def _raw_free(self, ptr, size, stream):
+        """Gives a released segment back to the backend."""
+        self.backend.raw_free(ptr)
+        if _history is not None:
+            _history.record(self.device, "segment_free", ptr, size, stream)
 
     def _raw_alloc(self, alloc_size):
         """A new segment's address from the backend, or None when the device is full (or
@@ -159,9 +195,9 @@ class CachingAllocator:
             if total < need:
                 return False
         self._synchronize_backend()
-        for ptr, _ in chosen:
+        for ptr, seg_size in chosen:
             if self._core.release_segment(ptr):
-                self.backend.raw_free(ptr)
+                self._raw_free(ptr, seg_size, stream)
         return True
 
     # -- freeing -----------------------------------------------------------------------------
@@ -184,8 +220,10 @@ class CachingAllocator:
         """Gives every fully free segment back to the backend."""
         self._core.sync_events()
         self._synchronize_backend()
+        segs = {} if _history is None else {
+            base: (sum(p[1] for p in parts), parts[0][2]) for base, parts in self._core.blocks()}
         for ptr in self._core.release_free_segments():
-            self.backend.raw_free(ptr)
+            self._raw_free(ptr, *segs.get(ptr, (0, 0)))
 
     def _synchronize_backend(self):
         # a cached block may still be in use by kernels queued on its stream: wait for the

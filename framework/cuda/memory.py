@@ -1,6 +1,9 @@
 """The memory API of framework.cuda: statistics and control of each device's caching
 allocator (framework/cuda/allocator.py), with PyTorch's names."""
-from . import _runtime
+import pickle
+import sys
+
+from . import _memory_history, _runtime, allocator as _allocator
 
 
 def _alloc(device):
@@ -50,14 +53,55 @@ def memory_summary(device=None, abbreviated=False):
     return _alloc(device).memory_summary()
 
 
-def memory_snapshot():
-    """Every segment of every device's allocator and its blocks."""
+def memory_snapshot(mempool_id=None, include_traces=True):
+    """A snapshot of the CUDA memory allocator state across all devices: the "segments" of
+    :func:`_snapshot`."""
     s = _runtime.state()
     out = []
-    for i in range(s.count):
-        if s.allocators[i] is not None:
-            out.extend(s.allocators[i].segments())
+    for a in s.allocators:
+        if a is not None:
+            out.extend(_memory_history.segment_dicts(a, _allocator._history))
     return out
+
+
+def _record_memory_history(enabled="all", context="all", stacks="all", max_entries=sys.maxsize,
+                           device=None, clear_history=False, compile_context=False,
+                           global_record_annotations=False, skip_actions=None):
+    """Records the stack traces of allocations (and with ``enabled="all"`` a history of
+    every alloc/free, up to the last ``max_entries``) for :func:`_snapshot`.
+    ``enabled=None`` stops recording and drops what was recorded. Only Python frames are
+    recorded (``stacks="all"`` adds no C++ frames)."""
+    _memory_history.check_args(enabled, context, stacks, max_entries)
+    s = _runtime.state()
+    if enabled is None:
+        _allocator.set_history(None, s.allocators)
+        return
+    h = _allocator._history
+    if h is None or clear_history:
+        h = _memory_history.History(enabled, context, max_entries)
+    else:
+        h.configure(enabled, context, max_entries)
+    _allocator.set_history(h, s.allocators)
+
+
+def _snapshot(device=None, augment_with_fx_traces=False):
+    """The state of every device's caching allocator: ``{"segments": [...],
+    "device_traces": [[trace entry, ...] per device], "allocator_settings": {...}}`` in
+    PyTorch's format (pytorch.org/memory_viz reads its pickle). Frames carry no FX
+    information (``augment_with_fx_traces`` is accepted and ignored)."""
+    s = _runtime.state()
+    h = _allocator._history
+    traces = [list(h.traces.get(i, ())) if h is not None else [] for i in range(s.count)]
+    return {"segments": memory_snapshot(), "device_traces": traces,
+            "allocator_settings": _memory_history.allocator_settings(s.allocators),
+            "external_annotations": []}
+
+
+def _dump_snapshot(filename="dump_snapshot.pickle", augment_with_fx_traces=False):
+    """Pickles :func:`_snapshot` into ``filename`` (for pytorch.org/memory_viz)."""
+    snap = _snapshot()
+    with open(filename, "wb") as f:
+        pickle.dump(snap, f)
 
 
 def empty_cache():

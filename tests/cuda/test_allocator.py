@@ -45,7 +45,7 @@ def check_consistent(alloc, backend):
     free_keys = set()
     for base, parts in alloc._core.blocks():
         ptr = base
-        for p, size, stream, small, is_allocated, event_count in parts:
+        for p, size, stream, small, is_allocated, event_count, _requested in parts:
             assert p == ptr
             ptr += size
             if is_allocated:
