@@ -1,2 +1,2 @@
 """framework.backends: backend switches (PyTorch's ``torch.backends``)."""
-from . import cuda, cudnn  # noqa: F401
+from . import cuda, cudnn, mha, opt_einsum  # noqa: F401

@@ -16,6 +16,7 @@ import math
 import framework as _fw
 from framework._ops import pool as _P
 from framework._ops.memory_format import keep_format
+from ..modules.utils import _pair, _single, _triple
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
@@ -35,10 +36,6 @@ def _keep_format(r, x, return_indices=True):
 def _table():
     # the op table's nn.functional namespace (max_pool*_with_indices live there)
     return _fw._nn_functional_ops
-
-
-def _ntuple(x, n):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
 
 
 # ---- max pooling ---------------------------------------------------------------------------
@@ -393,19 +390,19 @@ def _lp_finish(out, norm_type, window):
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling over (N, C, L): (sum over each window of x**p) ** (1/p)."""
     out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return _lp_finish(out, norm_type, math.prod(_ntuple(kernel_size, 1)))
+    return _lp_finish(out, norm_type, math.prod(_single(kernel_size)))
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling over (N, C, H, W): (sum over each window of x**p) ** (1/p)."""
     out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return _lp_finish(out, norm_type, math.prod(_ntuple(kernel_size, 2)))
+    return _lp_finish(out, norm_type, math.prod(_pair(kernel_size)))
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling over (N, C, D, H, W)."""
     out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return _lp_finish(out, norm_type, math.prod(_ntuple(kernel_size, 3)))
+    return _lp_finish(out, norm_type, math.prod(_triple(kernel_size)))
 
 
 # ---- unpooling -----------------------------------------------------------------------------
@@ -469,9 +466,9 @@ def _max_unpool(op, nd, input, indices, size):
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Partial inverse of :func:`max_pool1d`: puts each value back at its index, zeros
     elsewhere."""
-    k = _ntuple(kernel_size, 1)
-    s = _ntuple(stride, 1) if stride is not None else k
-    p = _ntuple(padding, 1)
+    k = _single(kernel_size)
+    s = _single(stride) if stride is not None else k
+    p = _single(padding)
     size = _unpool_output_size(input, k, s, p, output_size)
     y = _max_unpool("max_unpooling2d", 2, input.unsqueeze(-1), indices.unsqueeze(-1),
                     tuple(size) + (1,))
@@ -481,17 +478,17 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Partial inverse of :func:`max_pool2d`: puts each value back at its index, zeros
     elsewhere."""
-    k = _ntuple(kernel_size, 2)
-    s = _ntuple(stride, 2) if stride is not None else k
-    p = _ntuple(padding, 2)
+    k = _pair(kernel_size)
+    s = _pair(stride) if stride is not None else k
+    p = _pair(padding)
     size = _unpool_output_size(input, k, s, p, output_size)
     return _max_unpool("max_unpooling2d", 2, input, indices, size)
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Partial inverse of :func:`max_pool3d`."""
-    k = _ntuple(kernel_size, 3)
-    s = _ntuple(stride, 3) if stride is not None else k
-    p = _ntuple(padding, 3)
+    k = _triple(kernel_size)
+    s = _triple(stride) if stride is not None else k
+    p = _triple(padding)
     size = _unpool_output_size(input, k, s, p, output_size)
     return _max_unpool("max_unpooling3d", 3, input, indices, size)

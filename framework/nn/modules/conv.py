@@ -1,7 +1,6 @@
 """Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``,
 ``ConvTranspose2d``, ``ConvTranspose3d``. They hold the weight, bias and options and call
 the functional forms (framework/_ops/conv.py: im2col + GEMM)."""
-import collections.abc
 import math
 import warnings
 
@@ -10,20 +9,10 @@ import framework as fw
 from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
+from .utils import _ntuple, _reverse_repeat_tuple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]
-
-
-def _ntuple(x, n):
-    if isinstance(x, collections.abc.Iterable):
-        return tuple(x)
-    return (x,) * n
-
-
-def _reverse_repeat(t):
-    """(a, b) -> (b, b, a, a): F.pad's order (last dim first), each side once."""
-    return tuple(v for x in reversed(t) for v in (x, x))
 
 
 class _ConvNd(Module):
@@ -36,10 +25,10 @@ class _ConvNd(Module):
                  dtype=None):
         super().__init__()
         n = self._NDIM
-        kernel_size, stride, dilation = (_ntuple(v, n) for v in (kernel_size, stride, dilation))
-        output_padding = _ntuple(output_padding, n)
+        kernel_size, stride, dilation = (_ntuple(n)(v) for v in (kernel_size, stride, dilation))
+        output_padding = _ntuple(n)(output_padding)
         if not isinstance(padding, str):
-            padding = _ntuple(padding, n)
+            padding = _ntuple(n)(padding)
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups != 0:
@@ -77,7 +66,7 @@ class _ConvNd(Module):
                     pads[2 * i + 1] = total - total // 2
             self._reversed_padding_repeated_twice = pads
         else:
-            self._reversed_padding_repeated_twice = list(_reverse_repeat(padding))
+            self._reversed_padding_repeated_twice = _reverse_repeat_tuple(padding, 2)
         if transposed:
             shape = (in_channels, out_channels // groups) + kernel_size
         else:
@@ -202,7 +191,7 @@ class _ConvTransposeNd(_ConvNd):
                         num_spatial_dims, dilation=None):
         """The output_padding that gives ``output_size`` (PyTorch's rule and errors)."""
         if output_size is None:
-            return _ntuple(self.output_padding, num_spatial_dims)
+            return _ntuple(num_spatial_dims)(self.output_padding)
         non_spatial = 2 if input.dim() == num_spatial_dims + 2 else 1
         if len(output_size) == non_spatial + num_spatial_dims:
             output_size = output_size[non_spatial:]

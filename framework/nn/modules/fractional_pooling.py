@@ -1,17 +1,11 @@
 """Fractional max pooling layers: ``FractionalMaxPool2d``, ``FractionalMaxPool3d`` (the
 functional forms are framework.nn.functional.fractional_max_pool2d/3d)."""
-import collections.abc
 
 from .. import functional as F
 from .module import Module
+from .utils import _ntuple
 
 __all__ = ["FractionalMaxPool2d", "FractionalMaxPool3d"]
-
-
-def _ntuple(x, n):
-    if isinstance(x, collections.abc.Iterable):
-        return tuple(x)
-    return (x,) * n
 
 
 class _FractionalMaxPoolNd(Module):
@@ -22,11 +16,11 @@ class _FractionalMaxPoolNd(Module):
                  _random_samples=None):
         super().__init__()
         n = self._NDIM
-        self.kernel_size = _ntuple(kernel_size, n)
+        self.kernel_size = _ntuple(n)(kernel_size)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = _ntuple(output_size, n) if output_size is not None else None
-        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        self.output_size = _ntuple(n)(output_size) if output_size is not None else None
+        self.output_ratio = _ntuple(n)(output_ratio) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
             raise ValueError(f"FractionalMaxPool{n}d requires specifying either an output "
                              "size, or a pooling ratio")

@@ -1,21 +1,15 @@
 """Padding layers: ``ZeroPad1d/2d/3d``, ``ConstantPad1d/2d/3d``, ``ReflectionPad1d/2d/3d``,
 ``ReplicationPad1d/2d/3d``, ``CircularPad1d/2d/3d``. Each holds its padding (an int
 is used on every side) and calls ``F.pad``."""
-import collections.abc
 
 from .. import functional as F
 from .module import Module
+from .utils import _ntuple
 
 __all__ = ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
            "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ReflectionPad1d",
            "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d"]
-
-
-def _ntuple(x, n):
-    if isinstance(x, collections.abc.Iterable):
-        return tuple(x)
-    return (x,) * n
 
 
 class _PadNd(Module):
@@ -27,7 +21,7 @@ class _PadNd(Module):
 
     def __init__(self, padding):
         super().__init__()
-        self.padding = _ntuple(padding, 2 * self._NDIM)
+        self.padding = _ntuple(2 * self._NDIM)(padding)
 
     def forward(self, input):
         return F.pad(input, self.padding, self._MODE)

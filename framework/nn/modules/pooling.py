@@ -2,6 +2,7 @@
 functions. Attributes and ``extra_repr`` texts are PyTorch's, so printed models read the
 same."""
 from .module import Module
+from .utils import _ntuple, _single
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
@@ -13,13 +14,6 @@ def _F():
     # nn.functional is imported after nn.modules; look it up at call time
     import framework.nn.functional as F
     return F
-
-
-def _ntuple(x, n):
-    """PyTorch's _single/_pair/_triple: an iterable as a tuple, a scalar repeated n times."""
-    if isinstance(x, (tuple, list)):
-        return tuple(x)
-    return (x,) * n
 
 
 # ---- max pooling ---------------------------------------------------------------------------
@@ -73,9 +67,9 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, 1)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
-        self.padding = _ntuple(padding, 1)
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
@@ -187,9 +181,9 @@ class _MaxUnpoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
         n = self._n
-        self.kernel_size = _ntuple(kernel_size, n)
-        self.stride = _ntuple(stride if stride is not None else kernel_size, n)
-        self.padding = _ntuple(padding, n)
+        self.kernel_size = _ntuple(n)(kernel_size)
+        self.stride = _ntuple(n)(stride if stride is not None else kernel_size)
+        self.padding = _ntuple(n)(padding)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

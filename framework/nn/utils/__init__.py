@@ -1,7 +1,7 @@
 """nn utilities (PyTorch's ``torch.nn.utils``)."""
 from . import rnn  # noqa: F401
 from . import fusion, init, memory_format  # noqa: F401
-from . import parametrizations, parametrize, stateless  # noqa: F401
+from . import parametrizations, parametrize, prune, stateless  # noqa: F401
 from .clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
