@@ -165,7 +165,7 @@ def __getattr__(name):
     # framework.multiprocessing is imported on first use (it registers pickle reducers);
     # framework.distributions, compiler, _dynamo and hub too, to keep `import framework` light
     if name in ("multiprocessing", "distributions", "compiler", "_dynamo", "hub", "fx",
-                "futures"):
+                "futures", "export"):
         import importlib
         return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

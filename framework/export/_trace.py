@@ -1,0 +1,216 @@
+"""Tracing for export: ``framework.fx``'s tracer run through every module (no leaves) on
+proxies that carry the example values, so shapes, dtypes and ranks are known while
+tracing and Python code reading them runs as in eager mode. Values read from shapes are
+specialized into the graph; control flow on tensor data raises."""
+import inspect
+
+from .. import nn
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..profiler._record import Patches
+from ..fx import Tracer
+from ..fx._bindings import _function_wrapper
+from ..fx.node import Node, map_aggregate
+from ..fx.proxy import Attribute, Proxy
+from .dynamic_shapes import GuardOnDataDependentSymNode, UserError
+
+# queries whose results are ranks or flags, never a size that a dynamic dim changes
+_RANK_QUERIES = {"dim", "ndimension", "ndim", "get_device", "is_floating_point",
+                 "is_complex", "is_contiguous", "element_size", "requires_grad", "dtype",
+                 "device", "is_cuda", "layout"}
+_DATA_QUERIES = {"item", "tolist"}
+
+
+def _has_tensor(value):
+    found = []
+    map_aggregate(value, lambda v: found.append(v) if isinstance(v, Tensor) else v)
+    return bool(found)
+
+
+def _has_size(value):
+    found = []
+    map_aggregate(value, lambda v: found.append(v)
+                  if isinstance(v, int) and not isinstance(v, bool) else v)
+    return bool(found)
+
+
+def _target_name(node):
+    t = node.target
+    if node.op == "call_function" and getattr(t, "__name__", "") == "getattr":
+        return node.args[1]
+    return t if isinstance(t, str) else getattr(t, "__name__", "")
+
+
+def _plain_attr(mod, target):
+    """``mod``'s attribute at the qualified name ``target``, not through the
+    ``Module.__getattr__`` the tracer patches."""
+    value = mod
+    for atom in target.split("."):
+        d = vars(value)
+        for table in ("_parameters", "_buffers", "_modules"):
+            if atom in d.get(table, {}):
+                value = d[table][atom]
+                break
+        else:
+            value = d[atom]
+    return value
+
+
+class _ExportProxy(Proxy):
+    """A proxy with its example value in ``node.meta['val']``: attributes that are not
+    tensors (``shape``, ``dtype``, ``device``) are answered from it."""
+
+    def _val(self):
+        return self.node.meta["val"]
+
+    def __getattr__(self, k):
+        if k.startswith("__") and k.endswith("__"):
+            raise AttributeError(k)
+        attr = getattr(self._val(), k)
+        if isinstance(attr, Tensor):
+            return self.tracer.create_proxy("call_function", getattr, (self, k), {})
+        if callable(attr):
+            return Attribute(self, k)
+        if k not in _RANK_QUERIES and _has_size(attr):
+            self.tracer.shape_specialized = True
+        return attr
+
+    def _data_dependent(self, what):
+        raise GuardOnDataDependentSymNode(
+            f"Could not guard on data-dependent expression {what}({self.node.name}): Python "
+            f"control flow depends on the value of '{self.node.name}', computed from "
+            "tensor data, which a traced graph cannot hold. Rewrite it without Python "
+            "branches on tensor values (e.g. framework.where), or export the branches as "
+            "separate programs.")
+
+    def __bool__(self):
+        self._data_dependent("bool")
+
+    def __int__(self):
+        self._data_dependent("int")
+
+    def __float__(self):
+        self._data_dependent("float")
+
+    def __index__(self):
+        self._data_dependent("index")
+
+    def __len__(self):
+        self.tracer.shape_specialized = True
+        return len(self._val())
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+class ExportTracer(Tracer):
+    """Traces through every module, parameters and buffers as ``get_attr`` nodes, each
+    node's example value in ``meta['val']``."""
+
+    def __init__(self, examples):
+        super().__init__()
+        self.proxy_buffer_attributes = True
+        self.examples = examples          # placeholder name -> example value
+        self.shape_specialized = False
+        self._attr_vals = {}
+
+    def is_leaf_module(self, m, module_qualified_name):
+        return False
+
+    def _placeholders(self, fn, skip_self, concrete_args):
+        params = list(inspect.signature(fn).parameters.values())[1 if skip_self else 0:]
+        out = []
+        for p in params:
+            if p.name not in self.examples:
+                if p.default is p.empty:
+                    raise UserError(f"export: no example input for argument '{p.name}'")
+                out.append(p.default)
+                continue
+            value = self.examples[p.name]
+            if isinstance(value, Tensor):
+                out.append(self.create_proxy("placeholder", p.name, (), {}))
+            else:
+                # a non-tensor input is an input of the graph, but the trace specializes
+                # on its value (module() guards it)
+                self.create_node("placeholder", p.name, (), {})
+                out.append(value)
+        return out
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        node.meta["val"] = self._run(node)
+        node.meta["data_dependent"] = node.op in ("call_method", "call_function") and (
+            _target_name(node) in _DATA_QUERIES or
+            any(a.meta.get("data_dependent") for a in node.all_input_nodes))
+        return node
+
+    def _run(self, node):
+        if node.op == "placeholder":
+            value = self.examples[node.target]
+            # in-place ops of forward must not change the caller's example inputs
+            return value.clone() if isinstance(value, Tensor) else value
+        if node.op == "output":
+            return None
+        if node.op == "get_attr":
+            if node.target not in self._attr_vals:
+                value = _plain_attr(self.root, node.target)
+                # buffers may be updated in place by forward: trace on a copy, leaving
+                # the module as it was, as PyTorch's export does
+                if isinstance(value, Tensor) and not isinstance(value, nn.Parameter):
+                    value = value.clone()
+                self._attr_vals[node.target] = value
+            return self._attr_vals[node.target]
+        load = lambda n: n.meta["val"]  # noqa: E731
+        args = map_aggregate(node.args, lambda a: load(a) if isinstance(a, Node) else a)
+        kwargs = map_aggregate(node.kwargs, lambda a: load(a) if isinstance(a, Node) else a)
+        if node.op == "call_function":
+            return node.target(*args, **kwargs)
+        if node.op == "call_method":
+            return getattr(args[0], node.target)(*args[1:], **kwargs)
+        raise NotImplementedError(f"export: unexpected node {node.op} {node.target}")
+
+    def proxy(self, node):
+        val = node.meta["val"]
+        if _has_tensor(val) or node.meta["data_dependent"]:
+            return _ExportProxy(node, self)
+        # a size, rank or flag: a constant of this trace (the node is removed later)
+        node.meta["specialized"] = True
+        if _target_name(node) not in _RANK_QUERIES and _has_size(val):
+            self.shape_specialized = True
+        return val
+
+
+def _patch_module_functions(patches):
+    """Wraps the op functions that framework modules hold as class attributes
+    (``Conv2d._FN = staticmethod(F.conv2d)``), which the fx tracer, keeping those modules
+    as leaves, never needs to see."""
+    todo, seen = [nn.Module], set()
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+        if not cls.__module__.startswith("framework.nn"):
+            continue
+        for attr, value in list(vars(cls).items()):
+            fn = getattr(value, "__func__", None)
+            if isinstance(value, staticmethod) and \
+                    getattr(fn, "__module__", "").startswith("framework."):
+                patches.set(cls, attr, staticmethod(_function_wrapper(value.__func__)))
+
+
+def trace(mod, examples):
+    """The fx ``Graph`` of ``mod`` on the example inputs (name -> value), and whether it
+    read tensor sizes into constants."""
+    tracer = ExportTracer(examples)
+    patches = Patches()
+    try:
+        _patch_module_functions(patches)
+        with grad_mode.no_grad():
+            graph = tracer.trace(mod)
+    finally:
+        patches.restore()
+    graph.eliminate_dead_code(
+        is_impure_node=lambda n: n.is_impure() or not n.meta.get("specialized"))
+    return graph, tracer.shape_specialized
