@@ -62,8 +62,13 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
     tensor_params = list(tensor_params) + [(n, is_list) for n, is_list, _ in d.inputs
                                            if n not in typed]
     impl_name = {v: k for k, v in schema.items()}
+    # with formulas declared, the inputs without one are not differentiable (view_as's
+    # other: only its shape is read): their requires_grad does not make the result need one
+    declared = {n for n, _, _ in d.inputs} if op.derivatives else None
     checks = []
     for n, is_list in tensor_params:
+        if declared is not None and n not in declared:
+            continue
         n = impl_name.get(n, n)
         if n not in names:
             continue

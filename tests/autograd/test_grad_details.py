@@ -341,3 +341,17 @@ def test_shared_calls_only_for_whole_subscripts():
     shared = _shared_calls(["f(x, m)[0]", "f(x, m)[1]", "g(x)[0]", "a if c else f(x, m)[2]",
                             "h(y)[k]"])
     assert shared == {"f(x, m)[0]": "_call0", "f(x, m)[1]": "_call0"}
+
+
+def test_inputs_without_a_formula_do_not_make_the_result_require_grad(device):
+    """view_as/reshape_as/expand_as read only the other tensor's shape: as in PyTorch, the
+    result requires grad only through self."""
+    p = fw.zeros(2, 3, device=device, requires_grad=True)
+    x = fw.ones(6, device=device)
+    assert not x.view_as(p).requires_grad
+    assert not x.reshape_as(p).requires_grad
+    assert not fw.ones(1, 3, device=device).expand_as(p).requires_grad
+    y = fw.arange(6.0, device=device).requires_grad_()
+    (y.view_as(p) * fw.arange(6.0, device=device).view(2, 3)).sum().backward()
+    np.testing.assert_array_equal(y.grad.cpu().numpy(), np.arange(6.0))
+    assert p.grad is None
