@@ -162,7 +162,8 @@ class Tensor:
     def is_meta(self):
         return False
 
-    # layouts, backends and kinds of tensor that do not exist here (PyTorch code tests them)
+    # layouts, backends and kinds of tensor a dense tensor is not (PyTorch code tests them;
+    # framework.sparse's subclasses set is_sparse/is_sparse_csr)
     is_sparse = is_sparse_csr = is_quantized = is_nested = is_mkldnn = False
     is_xpu = is_mps = is_vulkan = is_ipu = is_xla = is_maia = is_mtia = False
 
@@ -224,9 +225,6 @@ class Tensor:
 
     def _is_view(self):
         return self._base is not None
-
-    def untyped_storage(self):
-        return _UntypedStorage(self._storage)
 
     @property
     def _version(self):

@@ -335,6 +335,7 @@ del _dt, _name
 
 
 def install(tensor_cls):
-    """Sets ``Tensor.storage`` and ``Tensor.untyped_storage`` (returning ``UntypedStorage``)."""
+    """Sets ``Tensor.storage`` and ``Tensor.untyped_storage`` (returning ``UntypedStorage``,
+    a ``_tensor._UntypedStorage``: what Triton's interpreter reads of a kernel argument)."""
     tensor_cls.storage = _storage
     tensor_cls.untyped_storage = _untyped_storage
