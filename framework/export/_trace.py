@@ -7,7 +7,7 @@ import inspect
 from .. import nn
 from .._tensor import Tensor
 from ..autograd import grad_mode
-from ..profiler._record import Patches
+from ..profiler._record import Patches, module_functions
 from ..fx import Tracer
 from ..fx._bindings import _function_wrapper
 from ..fx.node import Node, map_aggregate
@@ -184,20 +184,10 @@ def _patch_module_functions(patches):
     """Wraps the op functions that framework modules hold as class attributes
     (``Conv2d._FN = staticmethod(F.conv2d)``), which the fx tracer, keeping those modules
     as leaves, never needs to see."""
-    todo, seen = [nn.Module], set()
-    while todo:
-        cls = todo.pop()
-        for sub in cls.__subclasses__():
-            if sub not in seen:
-                seen.add(sub)
-                todo.append(sub)
-        if not cls.__module__.startswith("framework.nn"):
-            continue
-        for attr, value in list(vars(cls).items()):
-            fn = getattr(value, "__func__", None)
-            if isinstance(value, staticmethod) and \
-                    getattr(fn, "__module__", "").startswith("framework."):
-                patches.set(cls, attr, staticmethod(_function_wrapper(value.__func__)))
+    for cls, attr, fn in module_functions():
+        if cls.__module__.startswith("framework.nn") and \
+                getattr(fn, "__module__", "").startswith("framework."):
+            patches.set(cls, attr, staticmethod(_function_wrapper(fn)))
 
 
 def trace(mod, examples):

@@ -356,16 +356,32 @@ def _optimizer_wrap(fn, what):
     return recorded
 
 
+def subclasses(cls):
+    """``cls`` and every class derived from it, user classes included."""
+    todo, seen = [cls], {}
+    while todo:
+        c = todo.pop()
+        if c not in seen:
+            seen[c] = None
+            todo.extend(c.__subclasses__())
+    return list(seen)
+
+
+def module_functions():
+    """(class, attribute, function) of each function a module class holds as a static
+    method (``Conv2d._FN = staticmethod(F.conv2d)``): what a tool that swaps the op
+    bindings must swap as well, since the class captured the function when defined."""
+    from ..nn.modules.module import Module
+    for cls in subclasses(Module):
+        for attr, v in list(vars(cls).items()):
+            if isinstance(v, staticmethod):
+                yield cls, attr, v.__func__
+
+
 def _install_optimizers(patches):
     """Every optimizer class's own ``step``/``zero_grad`` (user subclasses included)."""
     from ..optim.optimizer import Optimizer
-    todo, seen = [Optimizer], set()
-    while todo:
-        cls = todo.pop()
-        if cls in seen:
-            continue
-        seen.add(cls)
-        todo.extend(cls.__subclasses__())
+    for cls in subclasses(Optimizer):
         for what in ("step", "zero_grad"):
             fn = vars(cls).get(what)
             if isinstance(fn, types.FunctionType):

@@ -273,6 +273,20 @@ def _to_args(t, args, kwargs):
     return dtype, device
 
 
+def _values_tensor(values, dtype, device):
+    """The constructors' ``values`` as a tensor of ``dtype`` on ``device`` (when given)."""
+    import framework
+    if device is not None and not isinstance(device, _device):
+        device = _device(device)
+    if not isinstance(values, Tensor):
+        return framework.tensor(values, dtype=dtype, device=device)
+    if dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    if device is not None and values.device != device:
+        values = values.to(device)
+    return values
+
+
 def _as_index_tensor(indices, device):
     import framework
     if not isinstance(indices, Tensor):
@@ -292,16 +306,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     Constructs a sparse tensor in COO format with the given values at the given indices
     (``indices``: sparse_dim x nnz). ``size`` is inferred from the indices when omitted.
     Repeated indices are allowed (their values add up) unless ``is_coalesced=True``."""
-    import framework
-    if device is not None and not isinstance(device, _device):
-        device = _device(device)
-    if not isinstance(values, Tensor):
-        values = framework.tensor(values, dtype=dtype, device=device)
-    else:
-        if dtype is not None and values.dtype is not dtype:
-            values = values.to(dtype)
-        if device is not None and values.device != device:
-            values = values.to(device)
+    values = _values_tensor(values, dtype, device)
     indices = _as_index_tensor(indices, values.device)
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")

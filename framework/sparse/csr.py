@@ -8,7 +8,7 @@ values tensor the matrix was made from: the matrix is a view of it.
 from .. import _dtype
 from .._tensor import Tensor
 from .base import SparseTensor, shape_of, sparse_csr, sparse_repr
-from .coo import SparseCooTensor, _as_index_tensor, _to_args
+from .coo import SparseCooTensor, _as_index_tensor, _to_args, _values_tensor
 
 
 class SparseCsrTensor(SparseTensor):
@@ -145,17 +145,7 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
 
     Constructs a sparse matrix in CSR format: the entries of row ``r`` are
     ``col_indices[crow_indices[r]:crow_indices[r+1]]`` with the matching ``values``."""
-    import framework
-    from .._device import device as _device
-    if device is not None and not isinstance(device, _device):
-        device = _device(device)
-    if not isinstance(values, Tensor):
-        values = framework.tensor(values, dtype=dtype, device=device)
-    else:
-        if dtype is not None and values.dtype is not dtype:
-            values = values.to(dtype)
-        if device is not None and values.device != device:
-            values = values.to(device)
+    values = _values_tensor(values, dtype, device)
     crow = _as_index_tensor(crow_indices, values.device)
     col = _as_index_tensor(col_indices, values.device)
     if crow.dim() != 1 or col.dim() != 1 or values.dim() != 1:

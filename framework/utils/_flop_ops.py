@@ -275,10 +275,9 @@ class Counting:
     # ---- install / uninstall -----------------------------------------------------------------
     def start(self):
         from ..autograd import engine
-        from ..nn.modules import module as nn_module
         from ..nn.modules._hooks import (register_module_forward_hook,
                                          register_module_forward_pre_hook)
-        from ..profiler._record import Patches, targets
+        from ..profiler._record import Patches, module_functions, targets
         patches = Patches()
         try:
             wrapped = {}
@@ -302,17 +301,10 @@ class Counting:
             for attr, fn in list(vars(F).items()):
                 if isinstance(fn, types.FunctionType) and fn in by_fn:
                     patches.set(F, attr, by_fn[fn])
-            todo, seen = [nn_module.Module], set()
-            while todo:
-                cls = todo.pop()
-                if cls in seen:
-                    continue
-                seen.add(cls)
-                todo.extend(cls.__subclasses__())
-                for attr, v in list(vars(cls).items()):
-                    if isinstance(v, staticmethod) and v.__func__ in inner:
-                        w = by_fn.get(v.__func__) or self.wrap(v.__func__, inner[v.__func__])
-                        patches.set(cls, attr, staticmethod(w))
+            for cls, attr, fn in module_functions():
+                if fn in inner:
+                    w = by_fn.get(fn) or self.wrap(fn, inner[fn])
+                    patches.set(cls, attr, staticmethod(w))
             patches.set(engine, "profile_hook", self.backward_hook(engine.profile_hook))
             self.handles = [register_module_forward_pre_hook(self.pre_forward),
                             register_module_forward_hook(self.post_forward, always_call=True)]

@@ -9,6 +9,7 @@ Its methods and operators run on DTensors (see ``_ops``)."""
 import sys
 
 from ... import _tensor
+from ..._ops.alloc import contiguous_strides
 from ..._tensor import Tensor, Size
 from ...autograd import grad_mode
 from ...autograd.function import Function
@@ -24,14 +25,6 @@ class _Spec:
 
     def __init__(self, mesh, placements, shape, stride):
         self.mesh, self.placements, self.shape, self.stride = mesh, placements, shape, stride
-
-
-def _row_major(shape):
-    st, n = [], 1
-    for s in reversed(shape):
-        st.append(n)
-        n *= s
-    return tuple(reversed(st))
 
 
 def _from_interpreter():
@@ -99,7 +92,7 @@ class DTensor(Tensor):
         t._base = None
         shape = tuple(int(s) for s in shape)
         t._spec = _Spec(mesh, tuple(placements), shape,
-                        tuple(stride) if stride is not None else _row_major(shape))
+                        tuple(stride) if stride is not None else contiguous_strides(tuple(shape)))
         return t
 
     # ---- what PyTorch's DTensor exposes --------------------------------------------------
