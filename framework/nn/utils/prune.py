@@ -232,19 +232,25 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        size = t.nelement()
-        k = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(k, size)
-        mask = default_mask.clone(memory_format=fw.contiguous_format)
-        if k != 0:
-            scores = fw.rand_like(t)
-            mask.view(-1)[fw.topk(scores.view(-1), k=k).indices] = 0
-        return mask
+        # the random scores are drawn only when something is pruned (as PyTorch's)
+        return _unstructured_mask(self.amount, t, default_mask, lambda: fw.rand_like(t), True)
 
     @classmethod
     def apply(cls, module, name, amount):
         r"""Adds the forward pre-hook that prunes ``amount`` random units of ``name``."""
         return super().apply(module, name, amount=amount)
+
+
+def _unstructured_mask(amount, t, default_mask, scores, largest):
+    """``default_mask`` with the ``amount`` units of ``t`` of largest (or smallest)
+    ``scores()`` zeroed."""
+    size = t.nelement()
+    k = _compute_nparams_toprune(amount, size)
+    _validate_pruning_amount(k, size)
+    mask = default_mask.clone(memory_format=fw.contiguous_format)
+    if k != 0:
+        mask.view(-1)[fw.topk(scores().view(-1), k=k, largest=largest).indices] = 0
+    return mask
 
 
 class L1Unstructured(BasePruningMethod):
@@ -262,14 +268,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        size = t.nelement()
-        k = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(k, size)
-        mask = default_mask.clone(memory_format=fw.contiguous_format)
-        if k != 0:
-            smallest = fw.topk(fw.abs(t).view(-1), k=k, largest=False)
-            mask.view(-1)[smallest.indices] = 0
-        return mask
+        return _unstructured_mask(self.amount, t, default_mask, lambda: fw.abs(t), False)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
