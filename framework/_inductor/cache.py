@@ -7,11 +7,13 @@ shape, dtype, device (and requires_grad) of its parameters and buffers, and the 
 state. A key seen before runs its compiled graph; a new one traces again, up to
 ``framework._dynamo.config.cache_size_limit`` graphs per callable, beyond which new keys
 run eagerly (with a warning, as PyTorch's recompile limit). The call that traces returns
-the result of running the traced graph unfused (ShapeProp records shapes on it); the
+the result of the trace itself, which runs the program once on its inputs (trace.py); the
 later ones run the fused graph. A function that cannot be traced (data-dependent control
 flow, an unsupported construct, an argument other than a tensor or a constant) runs
-eagerly from then on, with one warning; ``fullgraph=True`` raises instead. A module's own
-hooks run eagerly around its compiled forward.
+eagerly from then on, with one warning; ``fullgraph=True`` raises instead. An error the
+program itself raises while traced (a failed shape assert) is raised by an eager run, as
+eagerly, and the callable stays compiled. A module's own hooks run eagerly around its
+compiled forward.
 """
 import collections
 import inspect
@@ -21,6 +23,7 @@ import weakref
 from .. import _dynamo
 from .._ops import autocast
 from .._tensor import Tensor
+from ..fx.proxy import TraceError
 from ..nn.modules import _hooks
 from ..nn.modules.module import Module
 from . import trace as _trace
@@ -135,15 +138,24 @@ class CompiledCallable:
                               UserWarning, stacklevel=2)
             return self._eager(*args, **kwargs)
         try:
-            gm = _trace.trace(self.model, concrete)
+            # with a user's backend its callable gives the first result: the trace run
+            # puts the random generators back
+            gm, result = _trace.trace(self.model, values, concrete,
+                                      rewind=self.backend is not None)
         except Exception as e:  # noqa: BLE001 - any tracing failure means eager
+            if self.fullgraph or isinstance(e, TraceError):
+                self._fall_back(e)
+                return self._eager(*args, **kwargs)
+            # maybe the program's own error (a failed shape assert): eager raises it
+            # again, and the callable stays compiled for other inputs
+            result = self._eager(*args, **kwargs)
             self._fall_back(e)
-            return self._eager(*args, **kwargs)
+            return result
         self.traces += 1
         if self.backend is not None:   # a user's backend: (GraphModule, inputs) -> callable
             fn = self.cache[key] = self.backend(gm, values)
             return fn(*values)
-        result = _trace.optimize(gm, values)
+        _trace.optimize(gm)
         self.cache[key] = gm
         if _dynamo.config.verbose:
             print(f"framework.compile: {self._name()} traced, graph {len(self.cache)}:"

@@ -27,6 +27,9 @@ _METHOD_NAMES = {"__add__": "add", "__radd__": "add", "__sub__": "sub", "__mul__
 _NAMESPACES = ("", "nn.functional", "linalg", "special", "fft")
 
 _bindings = None
+# the Tracer whose ``Tracer.trace`` runs: the wrappers hand it the op calls that have no
+# proxy argument (``Tracer.call_without_proxies``)
+active_tracer = None
 
 
 def op_bindings():
@@ -76,7 +79,10 @@ class _TracedOp:
     def __call__(self, *args, **kwargs):
         proxy = _find_proxy(args, kwargs)
         if proxy is None:
-            return self.__fx_original__(*args, **kwargs)
+            if active_tracer is None:
+                return self.__fx_original__(*args, **kwargs)
+            return active_tracer.call_without_proxies(
+                "call_function", self.__fx_original__, self.__fx_original__, args, kwargs)
         return proxy.tracer.create_proxy("call_function", self.__fx_original__, args, kwargs)
 
     def __eq__(self, other):
@@ -102,7 +108,10 @@ def _method_wrapper(fn, name):
     def traced(self, *args, **kwargs):
         proxy = _find_proxy(args, kwargs)
         if proxy is None:
-            return fn(self, *args, **kwargs)
+            if active_tracer is None:
+                return fn(self, *args, **kwargs)
+            return active_tracer.call_without_proxies("call_method", method, fn,
+                                                      (self,) + args, kwargs)
         # ``tensor.add(proxy)``, ``tensor * proxy``: a method of the tensor (a constant)
         return proxy.tracer.create_proxy("call_method", method, (self,) + args, kwargs)
     traced.__fx_original__ = fn

@@ -7,6 +7,7 @@ import math
 
 from .. import nn
 from .._tensor import Tensor
+from . import _bindings
 from ._bindings import TracePatches, install_op_wrappers
 from .graph import Graph
 from .node import _side_effectful_functions, base_types
@@ -204,6 +205,12 @@ class Tracer:
                                       "called, not passed, while tracing)")
         raise NotImplementedError(f"argument of type: {type(a)}")
 
+    def call_without_proxies(self, kind, target, fn, args, kwargs):
+        """A framework op called while tracing with no proxy among its arguments
+        (``framework.arange(4)``, a method of a constant tensor): ``fn(*args, **kwargs)``,
+        not recorded. A subclass may record it as a ``kind`` node of ``target``."""
+        return fn(*args, **kwargs)
+
     def to_bool(self, obj):
         """``bool(proxy)``: a traced value cannot decide control flow."""
         raise TraceError("symbolically traced variables cannot be used as inputs to "
@@ -279,6 +286,7 @@ class Tracer:
             self.submodule_paths.setdefault(id(mod), name)
         fn_globals = getattr(fn, "__globals__", {})
         old_flag, _is_fx_tracing_flag = _is_fx_tracing_flag, True
+        old_tracer, _bindings.active_tracer = _bindings.active_tracer, self
         patches = TracePatches()
         try:
             args = self._placeholders(fn, skip_self, concrete_args)
@@ -311,6 +319,7 @@ class Tracer:
         finally:
             patches.restore()
             _is_fx_tracing_flag = old_flag
+            _bindings.active_tracer = old_tracer
             self.submodule_paths = None
         return self.graph
 
