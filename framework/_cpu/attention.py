@@ -85,3 +85,38 @@ def sdpa_dropout_mask(keep, dropout_p, seed, offset):
     """keep (contiguous bool, element i = (zh * Lq + r) * Lk + c): the dropout keep mask."""
     _C.sdpa_dropout_mask(keep.data_ptr(), keep.numel(), float(dropout_p), int(seed),
                          int(offset))
+
+
+def _positions(mask, kv_blocks, shape):
+    """The bool (Z, Hq, Lq, Lk) view of which positions take part under a BlockMask, as the
+    cuda kernels decide: listed blocks only, all of a full block, ``mask`` in a partial
+    one. The CPU kernels take it as an ordinary mask (materialised, not block-skipped)."""
+    import numpy as np
+    import framework
+    num, idx, fnum, fidx, qbs, kbs = kv_blocks
+    Z, Hq, Lq, Lk = shape
+
+    def dense(n, i):
+        n, i = n.numpy(), i.numpy()
+        C = i.shape[-1]
+        cols = np.where(np.arange(C) < n[..., None], i, C)
+        out = np.zeros(i.shape[:-1] + (C + 1,), np.uint8)
+        np.put_along_axis(out, cols.astype(np.int64), 1, -1)
+        return out[..., :C]
+
+    code = dense(num, idx) + 2 * dense(fnum, fidx)
+    code = code[:, :, np.arange(Lq) // int(qbs)][..., np.arange(Lk) // int(kbs)]
+    keep = (code == 2) | ((code == 1) if mask is None else ((code == 1) & mask.numpy()))
+    return framework.from_numpy(np.ascontiguousarray(keep)).expand(Z, Hq, Lq, Lk)
+
+
+def flex_forward(q, k, v, mask, kv_blocks, out, lse, scale):
+    """sdpa_forward restricted to a BlockMask (see framework/kernels/attention.py)."""
+    pos = _positions(mask, kv_blocks, (q.shape[0], q.shape[1], q.shape[2], k.shape[2]))
+    sdpa_forward(q, k, v, pos, out, lse, scale, False, 0.0, 0, 0)
+
+
+def flex_backward(q, k, v, mask, kv_blocks, q_blocks, out, lse, dout, dq, dk, dv, scale):
+    """dq, dk, dv of flex_forward (``q_blocks``, the transposed layout, is not needed)."""
+    pos = _positions(mask, kv_blocks, (q.shape[0], q.shape[1], q.shape[2], k.shape[2]))
+    sdpa_backward(q, k, v, pos, out, lse, dout, dq, dk, dv, scale, False, 0.0, 0, 0)

@@ -19,6 +19,13 @@ kernel per key block (dK, dV, looping over the query blocks of every query head 
 that key head) and one per query block (dQ, looping over key blocks), each recomputing
 P = exp(s - lse) tile by tile.
 
+Block-sparse (flex_attention with a BlockMask; SPARSE, a constexpr, so the dense path's
+code is unchanged): the forward and dq programs walk only the key blocks the BlockMask lists
+for their query block (num/idx, then full_num/full_idx), the dk/dv program only the query
+blocks of the transposed layout for its key block; the bool mask applies in the partial
+blocks, none in the full ones. Tiles divide the BlockMask's blocks (powers of two), and a
+tile finds its block as offset // block size.
+
 Dropout keeps score (zh, i, j) when uint_to_uniform_float of the first Philox word of
 counter offset + (zh * Lq + i) * Lk + j is >= p (the stream native/attention.cpp uses),
 regenerated in the backward; kept probabilities are scaled by 1 / (1 - p).
@@ -106,16 +113,42 @@ def _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p):
     return tl.random.uint_to_uniform_float(w0) >= p
 
 
+@triton.jit
+def _fwd_step(q, acc, m_i, l_i, start, K, V, M, z, h, hk, zh, skz, skh, skl, skd,
+              svz, svh, svl, svd, ms0, ms1, ms2, ms3, offs_m, offs_d, offs_dv, Lq, Lk, D, DV,
+              sc, seed, offset, p, ks, MASK: tl.constexpr, CAUSAL: tl.constexpr,
+              DROP: tl.constexpr, IEEE: tl.constexpr, BN: tl.constexpr):
+    """One key tile of the online softmax: the updated (acc, m_i, l_i)."""
+    offs_n = start + tl.arange(0, BN)
+    kt = tl.load(_tile(K, z, hk, skz, skh, offs_n[None, :], offs_d[:, None], skl, skd),
+                 mask=(offs_n[None, :] < Lk) & (offs_d[:, None] < D), other=0)
+    s, valid = _scores(q, kt, sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
+                       Lq, Lk, MASK, CAUSAL, IEEE)
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    ref = tl.where(m_new == float("-inf"), 0, m_new)   # exp(-inf - 0) = 0, not NaN
+    alpha = tl.exp(m_i - ref)
+    pr = tl.where(valid, tl.exp(s - ref[:, None]), 0)
+    l_i = l_i * alpha + tl.sum(pr, 1)
+    if DROP:
+        keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
+        pr = tl.where(keep, pr * ks, 0)
+    v = tl.load(_tile(V, z, hk, svz, svh, offs_n[:, None], offs_dv[None, :], svl, svd),
+                mask=(offs_n[:, None] < Lk) & (offs_dv[None, :] < DV), other=0)
+    acc = acc * alpha[:, None] + _dot(_down(pr, v.dtype), v, IEEE).to(acc.dtype)
+    return acc, m_new, l_i
+
+
 @cached
 @triton.jit
 def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                 sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
                 soz, soh, sol, sod, ms0, ms1, ms2, ms3,
                 seed: tl.uint64, offset: tl.uint64, p: tl.float32,
-                keep_scale: tl.float64,
+                keep_scale: tl.float64, BNUM, BIDX, FNUM, FIDX, nsb, nsh, NC,
                 MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                 IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
-                BDV: tl.constexpr):
+                BDV: tl.constexpr, SPARSE: tl.constexpr = False, QBS: tl.constexpr = 1,
+                KBS: tl.constexpr = 1):
     pid = tl.program_id(0)
     zh = tl.program_id(1)
     z = zh // Hq
@@ -128,30 +161,41 @@ def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
     q = tl.load(_tile(Q, z, h, sqz, sqh, offs_m[:, None], offs_d[None, :], sql, sqd),
                 mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D), other=0)
     acc_t = LSE.dtype.element_ty
+    sc = _acc(scale, acc_t)
+    ks = _acc(keep_scale, acc_t)
     m_i = tl.full([BM], float("-inf"), acc_t)
     l_i = tl.zeros([BM], acc_t)
     acc = tl.zeros([BM, BDV], acc_t)
-    hi = Lk
-    if CAUSAL:
-        hi = tl.minimum(Lk, (pid + 1) * BM)
-    for start in range(0, hi, BN):
-        offs_n = start + tl.arange(0, BN)
-        kt = tl.load(_tile(K, z, hk, skz, skh, offs_n[None, :], offs_d[:, None], skl, skd),
-                     mask=(offs_n[None, :] < Lk) & (offs_d[:, None] < D), other=0)
-        s, valid = _scores(q, kt, _acc(scale, acc_t), M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
-                           Lq, Lk, MASK, CAUSAL, IEEE)
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        ref = tl.where(m_new == float("-inf"), 0, m_new)   # exp(-inf - 0) = 0, not NaN
-        alpha = tl.exp(m_i - ref)
-        pr = tl.where(valid, tl.exp(s - ref[:, None]), 0)
-        l_i = l_i * alpha + tl.sum(pr, 1)
-        if DROP:
-            keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
-            pr = tl.where(keep, pr * _acc(keep_scale, acc_t), 0)
-        v = tl.load(_tile(V, z, hk, svz, svh, offs_n[:, None], offs_dv[None, :], svl, svd),
-                    mask=(offs_n[:, None] < Lk) & (offs_dv[None, :] < DV), other=0)
-        acc = acc * alpha[:, None] + _dot(_down(pr, v.dtype), v, IEEE).to(acc_t)
-        m_i = m_new
+    if SPARSE:
+        # only the key blocks the BlockMask lists for this query block: the mask is applied
+        # in its partial blocks, not in its full ones
+        nb = z * nsb + h * nsh + (pid * BM) // QBS
+        for i in range(0, tl.load(BNUM + nb)):
+            lo = tl.load(BIDX + nb.to(tl.int64) * NC + i) * KBS
+            for start in range(lo, tl.minimum(lo + KBS, Lk), BN):
+                acc, m_i, l_i = _fwd_step(q, acc, m_i, l_i, start, K, V, M, z, h, hk, zh,
+                                          skz, skh, skl, skd, svz, svh, svl, svd,
+                                          ms0, ms1, ms2, ms3, offs_m, offs_d, offs_dv, Lq, Lk,
+                                          D, DV, sc, seed, offset, p, ks, MASK, False, False,
+                                          IEEE, BN)
+        for i in range(0, tl.load(FNUM + nb)):
+            lo = tl.load(FIDX + nb.to(tl.int64) * NC + i) * KBS
+            for start in range(lo, tl.minimum(lo + KBS, Lk), BN):
+                acc, m_i, l_i = _fwd_step(q, acc, m_i, l_i, start, K, V, M, z, h, hk, zh,
+                                          skz, skh, skl, skd, svz, svh, svl, svd,
+                                          ms0, ms1, ms2, ms3, offs_m, offs_d, offs_dv, Lq, Lk,
+                                          D, DV, sc, seed, offset, p, ks, 0, False, False,
+                                          IEEE, BN)
+    else:
+        hi = Lk
+        if CAUSAL:
+            hi = tl.minimum(Lk, (pid + 1) * BM)
+        for start in range(0, hi, BN):
+            acc, m_i, l_i = _fwd_step(q, acc, m_i, l_i, start, K, V, M, z, h, hk, zh,
+                                      skz, skh, skl, skd, svz, svh, svl, svd,
+                                      ms0, ms1, ms2, ms3, offs_m, offs_d, offs_dv, Lq, Lk,
+                                      D, DV, sc, seed, offset, p, ks, MASK, CAUSAL, DROP,
+                                      IEEE, BN)
     out = tl.where(l_i[:, None] > 0, acc / tl.where(l_i > 0, l_i, 1)[:, None], 0)
     tl.store(_tile(O, z, h, soz, soh, offs_m[:, None], offs_dv[None, :], sol, sod),
              _down(out, O.dtype.element_ty), mask=(offs_m[:, None] < Lq) & (offs_dv[None, :] < DV))
@@ -179,16 +223,49 @@ def _delta_kernel(O, DO, DELTA, Hq, Lq, DV, soz, soh, sol, sod, sdz, sdh, sdl, s
     tl.store(DELTA + rows, tl.sum(o * do, 1), mask=in_rows)
 
 
+@triton.jit
+def _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh, sqz, sqh, sql, sqd,
+               sdz, sdh, sdl, sdd, ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk, D, DV,
+               sc, seed, offset, p, ks, MASK: tl.constexpr, CAUSAL: tl.constexpr,
+               DROP: tl.constexpr, IEEE: tl.constexpr, BM: tl.constexpr):
+    """One query tile's share of (dk, dv) for this key block."""
+    acc_t = dk.dtype
+    offs_m = start + tl.arange(0, BM)
+    q_rows = zh.to(tl.int64) * Lq + offs_m
+    m_in = offs_m < Lq
+    q = tl.load(_tile(Q, z, h, sqz, sqh, offs_m[:, None], offs_d[None, :], sql, sqd),
+                mask=m_in[:, None] & (offs_d[None, :] < D), other=0)
+    do = tl.load(_tile(DO, z, h, sdz, sdh, offs_m[:, None], offs_dv[None, :], sdl, sdd),
+                 mask=m_in[:, None] & (offs_dv[None, :] < DV), other=0)
+    lse = tl.load(LSE + q_rows, mask=m_in, other=float("inf"))
+    delta = tl.load(DELTA + q_rows, mask=m_in, other=0)
+    s, valid = _scores(q, tl.trans(k), sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
+                       Lq, Lk, MASK, CAUSAL, IEEE)
+    pr = tl.where(valid, tl.exp(s - lse[:, None]), 0)
+    dp = _dot(do, tl.trans(v), IEEE).to(acc_t)
+    if DROP:
+        keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
+        pd = tl.where(keep, pr * ks, 0)
+        dp = tl.where(keep, dp * ks, 0)
+    else:
+        pd = pr
+    dv += _dot(_down(tl.trans(pd), do.dtype), do, IEEE).to(acc_t)
+    ds = pr * (dp - delta[:, None])
+    dk += _dot(_down(tl.trans(ds), q.dtype), q, IEEE).to(acc_t)
+    return dk, dv
+
+
 @cached
 @triton.jit
 def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                  sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
                  sdz, sdh, sdl, sdd, s1z, s1h, s1l, s1d, s2z, s2h, s2l, s2d,
                  ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
-                 p: tl.float32, keep_scale: tl.float64,
+                 p: tl.float32, keep_scale: tl.float64, BNUM, BIDX, FNUM, FIDX, nsb, nsh, NC,
                  MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                  IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
-                 BDV: tl.constexpr):
+                 BDV: tl.constexpr, SPARSE: tl.constexpr = False, QBS: tl.constexpr = 1,
+                 KBS: tl.constexpr = 1):
     pid = tl.program_id(0)
     zk = tl.program_id(1)
     z = zk // Hkv
@@ -197,7 +274,6 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
     offs_n = pid * BN + tl.arange(0, BN)
     offs_d = tl.arange(0, BD)
     offs_dv = tl.arange(0, BDV)
-    k_rows = zk.to(tl.int64) * Lk + offs_n
     n_in = offs_n < Lk
     k = tl.load(_tile(K, z, hk, skz, skh, offs_n[:, None], offs_d[None, :], skl, skd),
                 mask=n_in[:, None] & (offs_d[None, :] < D), other=0)
@@ -205,6 +281,7 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
                 mask=n_in[:, None] & (offs_dv[None, :] < DV), other=0)
     acc_t = LSE.dtype.element_ty
     sc = _acc(scale, acc_t)
+    ks = _acc(keep_scale, acc_t)
     dk = tl.zeros([BN, BD], acc_t)
     dv = tl.zeros([BN, BDV], acc_t)
     lo = 0
@@ -213,33 +290,61 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
     for g in range(0, group):
         h = hk * group + g
         zh = z * Hq + h
-        for start in range(lo, Lq, BM):
-            offs_m = start + tl.arange(0, BM)
-            q_rows = zh.to(tl.int64) * Lq + offs_m
-            m_in = offs_m < Lq
-            q = tl.load(_tile(Q, z, h, sqz, sqh, offs_m[:, None], offs_d[None, :], sql, sqd),
-                        mask=m_in[:, None] & (offs_d[None, :] < D), other=0)
-            do = tl.load(_tile(DO, z, h, sdz, sdh, offs_m[:, None], offs_dv[None, :], sdl, sdd),
-                         mask=m_in[:, None] & (offs_dv[None, :] < DV), other=0)
-            lse = tl.load(LSE + q_rows, mask=m_in, other=float("inf"))
-            delta = tl.load(DELTA + q_rows, mask=m_in, other=0)
-            s, valid = _scores(q, tl.trans(k), sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
-                               Lq, Lk, MASK, CAUSAL, IEEE)
-            pr = tl.where(valid, tl.exp(s - lse[:, None]), 0)
-            dp = _dot(do, tl.trans(v), IEEE).to(acc_t)
-            if DROP:
-                keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
-                pd = tl.where(keep, pr * _acc(keep_scale, acc_t), 0)
-                dp = tl.where(keep, dp * _acc(keep_scale, acc_t), 0)
-            else:
-                pd = pr
-            dv += _dot(_down(tl.trans(pd), do.dtype), do, IEEE).to(acc_t)
-            ds = pr * (dp - delta[:, None])
-            dk += _dot(_down(tl.trans(ds), q.dtype), q, IEEE).to(acc_t)
+        if SPARSE:
+            # only the query blocks the BlockMask lists for this key block (its transpose)
+            nb = z * nsb + h * nsh + (pid * BN) // KBS
+            for i in range(0, tl.load(BNUM + nb)):
+                q0 = tl.load(BIDX + nb.to(tl.int64) * NC + i) * QBS
+                for start in range(q0, tl.minimum(q0 + QBS, Lq), BM):
+                    dk, dv = _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh,
+                                        sqz, sqh, sql, sqd, sdz, sdh, sdl, sdd,
+                                        ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk,
+                                        D, DV, sc, seed, offset, p, ks, MASK, False, False,
+                                        IEEE, BM)
+            for i in range(0, tl.load(FNUM + nb)):
+                q0 = tl.load(FIDX + nb.to(tl.int64) * NC + i) * QBS
+                for start in range(q0, tl.minimum(q0 + QBS, Lq), BM):
+                    dk, dv = _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh,
+                                        sqz, sqh, sql, sqd, sdz, sdh, sdl, sdd,
+                                        ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk,
+                                        D, DV, sc, seed, offset, p, ks, 0, False, False,
+                                        IEEE, BM)
+        else:
+            for start in range(lo, Lq, BM):
+                dk, dv = _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh,
+                                    sqz, sqh, sql, sqd, sdz, sdh, sdl, sdd,
+                                    ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk,
+                                    D, DV, sc, seed, offset, p, ks, MASK, CAUSAL, DROP,
+                                    IEEE, BM)
     tl.store(_tile(DK, z, hk, s1z, s1h, offs_n[:, None], offs_d[None, :], s1l, s1d),
              _down(dk * sc, DK.dtype.element_ty), mask=n_in[:, None] & (offs_d[None, :] < D))
     tl.store(_tile(DV_, z, hk, s2z, s2h, offs_n[:, None], offs_dv[None, :], s2l, s2d),
              _down(dv, DV_.dtype.element_ty), mask=n_in[:, None] & (offs_dv[None, :] < DV))
+
+
+@triton.jit
+def _dq_step(q, do, lse, delta, dq, start, K, V, M, z, h, hk, zh, skz, skh, skl, skd,
+             svz, svh, svl, svd, ms0, ms1, ms2, ms3, offs_m, offs_d, offs_dv, Lq, Lk, D, DV,
+             sc, seed, offset, p, ks, MASK: tl.constexpr, CAUSAL: tl.constexpr,
+             DROP: tl.constexpr, IEEE: tl.constexpr, BN: tl.constexpr):
+    """One key tile's share of dq for this query block."""
+    acc_t = dq.dtype
+    offs_n = start + tl.arange(0, BN)
+    n_in = offs_n < Lk
+    k = tl.load(_tile(K, z, hk, skz, skh, offs_n[:, None], offs_d[None, :], skl, skd),
+                mask=n_in[:, None] & (offs_d[None, :] < D), other=0)
+    vt = tl.load(_tile(V, z, hk, svz, svh, offs_n[None, :], offs_dv[:, None], svl, svd),
+                 mask=n_in[None, :] & (offs_dv[:, None] < DV), other=0)
+    s, valid = _scores(q, tl.trans(k), sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
+                       Lq, Lk, MASK, CAUSAL, IEEE)
+    pr = tl.where(valid, tl.exp(s - lse[:, None]), 0)
+    dp = _dot(do, vt, IEEE).to(acc_t)
+    if DROP:
+        keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
+        dp = tl.where(keep, dp * ks, 0)
+    ds = pr * (dp - delta[:, None])
+    dq += _dot(_down(ds, k.dtype), k, IEEE).to(acc_t)
+    return dq
 
 
 @cached
@@ -247,10 +352,11 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
 def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
                sdz, sdh, sdl, sdd, s1z, s1h, s1l, s1d, ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
-               p: tl.float32, keep_scale: tl.float64,
+               p: tl.float32, keep_scale: tl.float64, BNUM, BIDX, FNUM, FIDX, nsb, nsh, NC,
                MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
-               BDV: tl.constexpr):
+               BDV: tl.constexpr, SPARSE: tl.constexpr = False, QBS: tl.constexpr = 1,
+               KBS: tl.constexpr = 1):
     pid = tl.program_id(0)
     zh = tl.program_id(1)
     z = zh // Hq
@@ -267,28 +373,35 @@ def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, L
                  mask=m_in[:, None] & (offs_dv[None, :] < DV), other=0)
     acc_t = LSE.dtype.element_ty
     sc = _acc(scale, acc_t)
+    ks = _acc(keep_scale, acc_t)
     lse = tl.load(LSE + q_rows, mask=m_in, other=float("inf"))
     delta = tl.load(DELTA + q_rows, mask=m_in, other=0)
     dq = tl.zeros([BM, BD], acc_t)
-    hi = Lk
-    if CAUSAL:
-        hi = tl.minimum(Lk, (pid + 1) * BM)
-    for start in range(0, hi, BN):
-        offs_n = start + tl.arange(0, BN)
-        n_in = offs_n < Lk
-        k = tl.load(_tile(K, z, hk, skz, skh, offs_n[:, None], offs_d[None, :], skl, skd),
-                    mask=n_in[:, None] & (offs_d[None, :] < D), other=0)
-        vt = tl.load(_tile(V, z, hk, svz, svh, offs_n[None, :], offs_dv[:, None], svl, svd),
-                     mask=n_in[None, :] & (offs_dv[:, None] < DV), other=0)
-        s, valid = _scores(q, tl.trans(k), sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
-                           Lq, Lk, MASK, CAUSAL, IEEE)
-        pr = tl.where(valid, tl.exp(s - lse[:, None]), 0)
-        dp = _dot(do, vt, IEEE).to(acc_t)
-        if DROP:
-            keep = _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p)
-            dp = tl.where(keep, dp * _acc(keep_scale, acc_t), 0)
-        ds = pr * (dp - delta[:, None])
-        dq += _dot(_down(ds, k.dtype), k, IEEE).to(acc_t)
+    if SPARSE:
+        nb = z * nsb + h * nsh + (pid * BM) // QBS
+        for i in range(0, tl.load(BNUM + nb)):
+            lo = tl.load(BIDX + nb.to(tl.int64) * NC + i) * KBS
+            for start in range(lo, tl.minimum(lo + KBS, Lk), BN):
+                dq = _dq_step(q, do, lse, delta, dq, start, K, V, M, z, h, hk, zh,
+                              skz, skh, skl, skd, svz, svh, svl, svd, ms0, ms1, ms2, ms3,
+                              offs_m, offs_d, offs_dv, Lq, Lk, D, DV, sc, seed, offset, p, ks,
+                              MASK, False, False, IEEE, BN)
+        for i in range(0, tl.load(FNUM + nb)):
+            lo = tl.load(FIDX + nb.to(tl.int64) * NC + i) * KBS
+            for start in range(lo, tl.minimum(lo + KBS, Lk), BN):
+                dq = _dq_step(q, do, lse, delta, dq, start, K, V, M, z, h, hk, zh,
+                              skz, skh, skl, skd, svz, svh, svl, svd, ms0, ms1, ms2, ms3,
+                              offs_m, offs_d, offs_dv, Lq, Lk, D, DV, sc, seed, offset, p, ks,
+                              0, False, False, IEEE, BN)
+    else:
+        hi = Lk
+        if CAUSAL:
+            hi = tl.minimum(Lk, (pid + 1) * BM)
+        for start in range(0, hi, BN):
+            dq = _dq_step(q, do, lse, delta, dq, start, K, V, M, z, h, hk, zh,
+                          skz, skh, skl, skd, svz, svh, svl, svd, ms0, ms1, ms2, ms3,
+                          offs_m, offs_d, offs_dv, Lq, Lk, D, DV, sc, seed, offset, p, ks,
+                          MASK, CAUSAL, DROP, IEEE, BN)
     tl.store(_tile(DQ, z, h, s1z, s1h, offs_m[:, None], offs_d[None, :], s1l, s1d),
              _down(dq * sc, DQ.dtype.element_ty), mask=m_in[:, None] & (offs_d[None, :] < D))
 
@@ -327,23 +440,45 @@ def _common(q, mask, scale, causal, dropout_p, seed, offset):
          1.0 / (1.0 - dropout_p) if dropout_p < 1 else 0.0), sc
 
 
-def sdpa_forward(q, k, v, mask, out, lse, scale, causal, dropout_p, seed, offset):
-    """out (Z, Hq, Lq, Dv) and lse (Z, Hq, Lq) of softmax(q k^T * scale + mask) v."""
+def _sparse_args(q, blocks):
+    """Kernel arguments of a block layout ``blocks`` = (num, idx, full_num, full_idx, Q block,
+    KV block), int32 num (Bm, Hm, R) and idx (Bm, Hm, R, C), contiguous, full_* of the
+    same shapes (Bm, Hm of 1 broadcast); a dummy set when None (the dense path)."""
+    if blocks is None:
+        return (q, q, q, q, 0, 0, 0), dict(SPARSE=False, QBS=1, KBS=1)
+    num, idx, fnum, fidx, qbs, kbs = blocks
+    Bm, Hm, R, C = idx.shape
+    nsb = Hm * R if Bm > 1 else 0
+    nsh = R if Hm > 1 else 0
+    return (num, idx, fnum, fidx, nsb, nsh, C), dict(SPARSE=True, QBS=int(qbs), KBS=int(kbs))
+
+
+def _sparse_tiles(bm, bn, blocks):
+    """Tiles that divide the BlockMask's blocks (both powers of two)."""
+    if blocks is None:
+        return bm, bn
+    return min(bm, int(blocks[4])), min(bn, int(blocks[5]))
+
+
+def _forward(q, k, v, mask, kind, blocks, out, lse, scale, causal, dropout_p, seed, offset):
     Z, Hq, Hkv, Lq, Lk, D, Dv = _dims(q, k, v)
     if out.numel() == 0:
         return
     m, ms, flags, rng, sc = _common(q, mask, scale, causal, dropout_p, seed, offset)
+    if kind is not None:
+        flags["MASK"] = kind
+    sp, spf = _sparse_args(q, blocks)
     bm, bn, warps = _blocks(max(D, Dv), False)
+    bm, bn = _sparse_tiles(bm, bn, blocks)
     grid = (cdiv(Lq, bm), Z * Hq)
     _fwd_kernel[grid](q, k, v, m, out, lse, sc, Hq, Hkv, Lq, Lk, D, Dv, *_st(q), *_st(k),
-                      *_st(v), *_st(out), *ms, *rng,
-                      BM=bm, BN=bn, BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps, **flags)
+                      *_st(v), *_st(out), *ms, *rng, *sp,
+                      BM=bm, BN=bn, BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps, **flags,
+                      **spf)
 
 
-def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, dropout_p, seed,
-                  offset):
-    """dq, dk, dv (written through their strides) of sdpa_forward given dout (of q's
-    dtype)."""
+def _backward(q, k, v, mask, kind, kv_blocks, q_blocks, out, lse, dout, dq, dk, dv, scale,
+              causal, dropout_p, seed, offset):
     from .._ops import alloc
     Z, Hq, Hkv, Lq, Lk, D, Dv = _dims(q, k, v)
     if Lk == 0 or Lq == 0:
@@ -352,21 +487,55 @@ def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, drop
                 t.zero_()
         return
     m, ms, flags, rng, sc = _common(q, mask, scale, causal, dropout_p, seed, offset)
+    if kind is not None:
+        flags["MASK"] = kind
     bm, bn, warps = _blocks(max(D, Dv), True)
+    bm, bn = _sparse_tiles(bm, bn, kv_blocks)
     delta = alloc.empty(tuple(lse.shape), lse.dtype, lse._storage.device)
     _delta_kernel[(cdiv(Lq, bm), Z * Hq)](out, dout, delta, Hq, Lq, Dv, *_st(out),
                                           *_st(dout), BM=bm, BDV=_pow2(Dv))
     s = sc
     st = _st(q) + _st(k) + _st(v) + _st(dout)
+    sp, spf = _sparse_args(q, q_blocks)
     _dkdv_kernel[(cdiv(Lk, bn), Z * Hkv)](q, k, v, m, dout, lse, delta, dk, dv, s, Hq,
                                           Hkv, Lq, Lk, D, Dv, *st, *_st(dk), *_st(dv), *ms,
-                                          *rng, BM=bm, BN=bn,
+                                          *rng, *sp, BM=bm, BN=bn,
                                           BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
-                                          **flags)
+                                          **flags, **spf)
+    sp, spf = _sparse_args(q, kv_blocks)
     _dq_kernel[(cdiv(Lq, bm), Z * Hq)](q, k, v, m, dout, lse, delta, dq, s, Hq, Hkv,
-                                       Lq, Lk, D, Dv, *st, *_st(dq), *ms, *rng, BM=bm, BN=bn,
-                                       BD=_pow2(D), BDV=_pow2(Dv), num_warps=warps,
-                                       **flags)
+                                       Lq, Lk, D, Dv, *st, *_st(dq), *ms, *rng, *sp,
+                                       BM=bm, BN=bn, BD=_pow2(D), BDV=_pow2(Dv),
+                                       num_warps=warps, **flags, **spf)
+
+
+def sdpa_forward(q, k, v, mask, out, lse, scale, causal, dropout_p, seed, offset):
+    """out (Z, Hq, Lq, Dv) and lse (Z, Hq, Lq) of softmax(q k^T * scale + mask) v."""
+    _forward(q, k, v, mask, None, None, out, lse, scale, causal, dropout_p, seed, offset)
+
+
+def sdpa_backward(q, k, v, mask, out, lse, dout, dq, dk, dv, scale, causal, dropout_p, seed,
+                  offset):
+    """dq, dk, dv (written through their strides) of sdpa_forward given dout (of q's
+    dtype)."""
+    _backward(q, k, v, mask, None, None, None, out, lse, dout, dq, dk, dv, scale, causal,
+              dropout_p, seed, offset)
+
+
+def flex_forward(q, k, v, mask, kv_blocks, out, lse, scale):
+    """sdpa_forward restricted to a BlockMask: each query block walks only the key blocks
+    ``kv_blocks`` = (num, idx, full_num, full_idx, Q_BLOCK_SIZE, KV_BLOCK_SIZE) lists;
+    ``mask`` (bool, a view of shape (Z, Hq, Lq, Lk), or None: keep all) applies in the
+    partial blocks, not in the full ones."""
+    _forward(q, k, v, mask, _BOOL if mask is not None else _NONE, kv_blocks, out, lse,
+             scale, False, 0.0, 0, 0)
+
+
+def flex_backward(q, k, v, mask, kv_blocks, q_blocks, out, lse, dout, dq, dk, dv, scale):
+    """dq, dk, dv of flex_forward; ``q_blocks`` is the transposed layout (for each key block
+    the query blocks), which the dk/dv kernel walks."""
+    _backward(q, k, v, mask, _BOOL if mask is not None else _NONE, kv_blocks, q_blocks, out,
+              lse, dout, dq, dk, dv, scale, False, 0.0, 0, 0)
 
 
 def sdpa_dropout_mask(keep, dropout_p, seed, offset):

@@ -12,12 +12,13 @@ captured tensor with the indices) therefore give the same values as in PyTorch; 
 that branches in Python on an index value does not work (it does not under PyTorch's
 vmap either).
 
-Memory: the ``B * Hq * L * S`` scores (and the mask) are materialised in float32 (float64
-for float64 inputs), as PyTorch's own eager path does; there is no fused block-sparse
-Triton kernel yet, so block sparsity saves no compute here. Which positions take part
-follows PyTorch's kernels: positions in blocks absent from the BlockMask are masked,
-positions in its "full" blocks are kept without calling ``mask_mod``, and ``mask_mod``
-decides inside its partial blocks.
+Memory: calls with a ``block_mask`` and no ``score_mod`` take the fused path
+(``_flex_fused``): the flash-attention kernels walk only the blocks the BlockMask lists and
+never hold the scores. Otherwise the ``B * Hq * L * S`` scores (and the mask) are
+materialised in float32 (float64 for float64 inputs), as PyTorch's own eager path does.
+Which positions take part follows PyTorch's kernels on both paths: positions in blocks
+absent from the BlockMask are masked, positions in its "full" blocks are kept without
+calling ``mask_mod``, and ``mask_mod`` decides inside its partial blocks.
 """
 import itertools
 import math
@@ -26,6 +27,8 @@ from enum import Enum
 from typing import Callable, NamedTuple, Optional
 
 import framework
+
+from . import _flex_fused
 
 __all__ = ["BlockMask", "flex_attention", "AuxOutput", "AuxRequest", "FlexKernelOptions",
            "create_block_mask", "create_mask", "or_masks", "and_masks", "noop_mask"]
@@ -593,6 +596,14 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
                    "v2.10. Please use return_aux=AuxRequest(lse=True) instead.", FutureWarning)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
+    want_lse = return_lse or (return_aux is not None and return_aux.lse)
+    want_max = return_aux is not None and return_aux.max_scores
+    if _flex_fused.fusable(query, key, value, score_mod, block_mask, want_lse, want_max):
+        out, lse = _flex_fused.fused_flex_attention(query, key, value, block_mask, scale,
+                                                    want_lse)
+        if return_aux is not None:
+            return out, AuxOutput(lse=lse)
+        return (out, lse) if return_lse else out
     B, Hq, L, _ = query.shape
     S = key.size(-2)
     work = framework.float64 if query.dtype == framework.float64 else framework.float32
@@ -621,8 +632,6 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     denom = framework.where(empty, 1.0, exp.sum(dim=-1, keepdim=True))
     out = framework.matmul(exp / denom, v).to(query.dtype)
 
-    want_lse = return_lse or (return_aux is not None and return_aux.lse)
-    want_max = return_aux is not None and return_aux.max_scores
     lse = max_scores = None
     if want_lse:
         lse = framework.where(empty, float("-inf"), denom.log() + shift).squeeze(-1)
