@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from tests.distributed.test_fsdp import HERE, _interpreter_runs_matmul, mpirun
+from tests.distributed.test_ddp import HERE, _interpreter_runs_matmul, mpirun
 
 pytest.importorskip("mpi4py")
-from tests.distributed.test_fsdp import pytestmark  # noqa: E402,F401
+from tests.distributed.test_ddp import pytestmark  # noqa: E402,F401
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])

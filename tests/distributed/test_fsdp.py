@@ -4,34 +4,13 @@ process on the whole batch; plus gradient accumulation without sync, mixed preci
 memory (only shards between steps), state dicts and gradient clipping."""
 import os
 import re
-import shutil
-import subprocess
-import sys
 
 import pytest
-from tests.helpers import child_env
+
+from tests.distributed.test_ddp import HERE, _interpreter_runs_matmul, mpirun
 
 pytest.importorskip("mpi4py")
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-MPIEXEC = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or \
-    shutil.which("mpiexec")
-pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
-
-
-def mpirun(n, *args):
-    cmd = [MPIEXEC, "-n", str(n), sys.executable, *args]
-    e = child_env(ROOT, TRITON_INTERPRET="1")
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=e, cwd=ROOT)
-
-
-def _interpreter_runs_matmul():
-    # as in test_ddp: Triton's interpreter before 3.9 cannot run the matmul under NumPy 2
-    import numpy as np
-    import triton
-    old = tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 9)
-    return not (old and int(np.__version__.split(".")[0]) >= 2)
+from tests.distributed.test_ddp import pytestmark  # noqa: E402,F401
 
 
 @pytest.mark.parametrize("n,device,checks", [(2, "cpu", 26), (4, "cpu", 26),
