@@ -22,11 +22,12 @@ from .. import random as _random
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..cuda import random as _cuda_random
-from ..fx import Tracer
+from ..fx import _value_trace
+from ..fx._value_trace import has_tensor as _has_tensor
 from ..fx.graph_module import GraphModule
 from ..fx.node import Node, map_aggregate, map_arg
 from ..fx.passes.shape_prop import _extract_tensor_metadata
-from ..fx.proxy import Attribute, Proxy, TraceError
+from ..fx.proxy import TraceError
 from ..nn.modules.module import Module
 from . import codegen
 from .fuse import partition, rewrite, tensor_meta
@@ -34,180 +35,40 @@ from .fuse import partition, rewrite, tensor_meta
 counters = {"traces": 0, "kernels": 0}
 compiling = False   # True while ``trace`` runs: framework.compiler.is_compiling()
 
-# ops whose result's shape depends on the data, not only on the input shapes
-_DATA_SHAPED = {"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
-                "repeat_interleave", "bincount", "masked_scatter"}
 # tensor methods that read the data into Python
 _DATA_READS = {"item", "tolist", "numpy"}
 
 
-def _has_tensor(value):
-    found = []
-    map_aggregate(value, lambda v: found.append(v) if isinstance(v, Tensor) else v)
-    return bool(found)
+class ValueTracer(_value_trace.ValueTracer):
+    """The compiler's example-value tracer: the first call's inputs, in order, are the
+    placeholders' values; framework modules stay leaves (run eagerly on values); ops
+    called without traced arguments (``arange(T)``, ``randn(B, T)``) are recorded so
+    that they run on every call. Reading a traced tensor's data, or the shape of a
+    data-dependent result, raises ``TraceError``. Each node's value is also kept in
+    ``meta['example_value']``."""
 
-
-class ValueProxy(Proxy):
-    """A traced value with its example value (``node.meta['example_value']``): its
-    shape, sizes, dtype, device and requires_grad are concrete; its data is not."""
-
-    @property
-    def value(self):
-        return self.node.meta["example_value"]
-
-    def _shaped(self, what):
-        if self.node.meta.get("data_dependent_shape"):
-            raise TraceError(f"{what} of a traced tensor whose shape depends on its data "
-                             f"({self.node.format_node()})")
-        return self.value
-
-    @property
-    def shape(self):
-        return self._shaped("shape").shape
-
-    def size(self, dim=None):
-        v = self._shaped("size()")
-        return v.size() if dim is None else v.size(dim)
-
-    def dim(self):
-        return self.value.dim()
-
-    ndimension = dim
-
-    def numel(self):
-        return self._shaped("numel()").numel()
-
-    def nelement(self):
-        return self._shaped("nelement()").numel()
-
-    def __len__(self):
-        return len(self._shaped("len()"))
-
-    def __getattr__(self, k):
-        if k.startswith("__") and k.endswith("__"):
-            raise AttributeError(k)
-        if k in _DATA_READS:
-            raise TraceError(f"Tensor.{k}() reads a traced tensor's data: the graph "
-                             "cannot depend on it")
-        v = getattr(self.value, k)
-        if callable(v) and not isinstance(v, Tensor):
-            return Attribute(self, k)     # a method: called, it becomes a call_method node
-        if _has_tensor(v):
-            return self.tracer.create_proxy("call_function", getattr, (self, k), {})
-        return v                          # dtype, device, ndim, requires_grad, is_cuda...
-
-
-class ValueTracer(Tracer):
-    """A ``Tracer`` that runs the program on example inputs while recording it: every
-    node gets the value of its op run eagerly on its arguments' values
-    (``meta['example_value']``, also ``meta['val']``), exactly once, in program order,
-    so random ops draw what eager draws and in-place ops act once. Framework ops called
-    without traced arguments (``arange(T)``, ``randn(B, T)``) are recorded too, so that
-    they run on every call; buffers are ``get_attr`` nodes."""
+    record_constant_ops = True
 
     def __init__(self, inputs):
         super().__init__()
-        self.proxy_buffer_attributes = True
         self._inputs = iter(inputs)
-        self._computing = 0       # > 0 while an op runs eagerly: its inner ops are not traced
 
-    def proxy(self, node):
-        return ValueProxy(node, self)
+    def example_input(self, node):
+        return next(self._inputs)
 
-    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
-                     proxy_factory_fn=None):
-        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr,
-                                     proxy_factory_fn)
-        self._attach(proxy.node, self._run(proxy.node))
-        return proxy
+    def attach(self, node, value):
+        node.meta["example_value"] = value
+        super().attach(node, value)
 
-    def _attach(self, node, value):
-        node.meta["example_value"] = node.meta["val"] = value
-        if _data_shaped(node):
-            node.meta["data_dependent_shape"] = True
+    def shape_query(self, proxy, what):
+        if proxy.node.meta.get("data_dependent_shape"):
+            raise TraceError(f"{what} of a traced tensor whose shape depends on its data "
+                             f"({proxy.node.format_node()})")
 
-    def _value(self, a):
-        if "example_value" in a.meta:
-            return a.meta["example_value"]
-        if a.op == "get_attr":                 # a parameter, buffer or tensor constant
-            obj = self.root
-            self._computing += 1
-            try:
-                for part in a.target.split("."):
-                    obj = getattr(obj, part)
-            finally:
-                self._computing -= 1
-            return obj
-        raise TraceError(f"no example value for {a.format_node()}")
-
-    def _run(self, node):
-        """The value of ``node``: its op run eagerly on its arguments' values."""
-        if node.op == "placeholder":
-            return next(self._inputs)
-        if node.op == "get_attr":
-            return self._value(node)
-        args = map_arg(node.args, self._value)
-        kwargs = map_arg(node.kwargs, self._value)
-        self._computing += 1
-        try:
-            if node.op == "call_function":
-                return node.target(*args, **kwargs)
-            if node.op == "call_method":
-                return getattr(args[0], node.target)(*args[1:], **kwargs)
-            return self.root.get_submodule(node.target)(*args, **kwargs)
-        finally:
-            self._computing -= 1
-
-    def call_without_proxies(self, kind, target, fn, args, kwargs):
-        if self._computing:
-            return fn(*args, **kwargs)
-        self._computing += 1
-        try:
-            value = fn(*args, **kwargs)
-        finally:
-            self._computing -= 1
-        if not _has_tensor(value):
-            return value          # sizes, dtypes, flags: constants of this trace
-        # a tensor made from constants: recorded, so that it is made on every call
-        node = self.create_node(kind, target, self.create_arg(args), self.create_arg(kwargs))
-        self._attach(node, value)
-        return self.proxy(node)
-
-    def call_module(self, m, forward, args, kwargs):
-        if self._computing:
-            return forward(*args, **kwargs)
-        return super().call_module(m, forward, args, kwargs)
-
-    def getattr(self, attr, attr_val, parameter_proxy_cache):
-        if self._computing:       # a leaf module run eagerly reads its own parameters
-            return attr_val
-        return super().getattr(attr, attr_val, parameter_proxy_cache)
-
-    def iter(self, obj):
-        if not isinstance(obj, ValueProxy):
-            return super().iter(obj)
-        n = len(obj) if isinstance(obj.value, Tensor) else len(obj.value)
-        return iter([obj[i] for i in range(n)])
-
-
-def _data_shaped(node):
-    """Whether the shape of ``node``'s value depends on data: a nonzero-like op, a
-    boolean-mask index, or an input of that kind."""
-    if any(a.meta.get("data_dependent_shape") for a in node.all_input_nodes):
-        return True
-    if node.op not in ("call_function", "call_method"):
-        return False
-    name = node.target if isinstance(node.target, str) else getattr(
-        node.target, "__name__", "")
-    if name in _DATA_SHAPED or (name == "where" and len(node.args) == 1):
-        return True
-    if name in ("getitem", "__getitem__") and len(node.args) == 2:
-        masks = []
-        map_arg(node.args[1], lambda a: masks.append(a) if isinstance(
-            a.meta.get("example_value"), Tensor) and a.meta["example_value"].dtype.name
-            == "bool" else a)
-        return bool(masks)
-    return False
+    def data_read(self, proxy, name):
+        if name in _DATA_READS:
+            raise TraceError(f"Tensor.{name}() reads a traced tensor's data: the graph "
+                             "cannot depend on it")
 
 
 def _rng_states():
@@ -241,11 +102,8 @@ def trace(root, inputs, concrete, rewind=False):
     name = type(root).__name__ if isinstance(root, Module) else getattr(
         root, "__name__", "fn")
     gm = GraphModule(tracer.root, graph, name)
-    for n in graph.nodes:
-        if n.op == "get_attr" and "example_value" not in n.meta:   # made by create_arg
-            tracer._attach(n, tracer._value(n))
     out = next(n for n in graph.nodes if n.op == "output")
-    result = map_arg(out.args[0], tracer._value)
+    result = map_arg(out.args[0], tracer.value_of)
     counters["traces"] += 1
     return gm, result
 

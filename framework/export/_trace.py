@@ -8,10 +8,10 @@ from .. import nn
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..profiler._record import Patches, module_functions
-from ..fx import Tracer
 from ..fx._bindings import _function_wrapper
-from ..fx.node import Node, map_aggregate
-from ..fx.proxy import Attribute, Proxy
+from ..fx._value_trace import ValueProxy, ValueTracer, target_name
+from ..fx._value_trace import has_tensor as _has_tensor
+from ..fx.node import map_aggregate
 from .dynamic_shapes import GuardOnDataDependentSymNode, UserError
 
 # queries whose results are ranks or flags, never a size that a dynamic dim changes
@@ -21,24 +21,11 @@ _RANK_QUERIES = {"dim", "ndimension", "ndim", "get_device", "is_floating_point",
 _DATA_QUERIES = {"item", "tolist"}
 
 
-def _has_tensor(value):
-    found = []
-    map_aggregate(value, lambda v: found.append(v) if isinstance(v, Tensor) else v)
-    return bool(found)
-
-
 def _has_size(value):
     found = []
     map_aggregate(value, lambda v: found.append(v)
                   if isinstance(v, int) and not isinstance(v, bool) else v)
     return bool(found)
-
-
-def _target_name(node):
-    t = node.target
-    if node.op == "call_function" and getattr(t, "__name__", "") == "getattr":
-        return node.args[1]
-    return t if isinstance(t, str) else getattr(t, "__name__", "")
 
 
 def _plain_attr(mod, target):
@@ -56,24 +43,9 @@ def _plain_attr(mod, target):
     return value
 
 
-class _ExportProxy(Proxy):
-    """A proxy with its example value in ``node.meta['val']``: attributes that are not
-    tensors (``shape``, ``dtype``, ``device``) are answered from it."""
-
-    def _val(self):
-        return self.node.meta["val"]
-
-    def __getattr__(self, k):
-        if k.startswith("__") and k.endswith("__"):
-            raise AttributeError(k)
-        attr = getattr(self._val(), k)
-        if isinstance(attr, Tensor):
-            return self.tracer.create_proxy("call_function", getattr, (self, k), {})
-        if callable(attr):
-            return Attribute(self, k)
-        if k not in _RANK_QUERIES and _has_size(attr):
-            self.tracer.shape_specialized = True
-        return attr
+class _ExportProxy(ValueProxy):
+    """A proxy with its example value in ``node.meta['val']``; Python control flow on
+    it raises ``GuardOnDataDependentSymNode``."""
 
     def _data_dependent(self, what):
         raise GuardOnDataDependentSymNode(
@@ -95,21 +67,17 @@ class _ExportProxy(Proxy):
     def __index__(self):
         self._data_dependent("index")
 
-    def __len__(self):
-        self.tracer.shape_specialized = True
-        return len(self._val())
-
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
 
-class ExportTracer(Tracer):
+class ExportTracer(ValueTracer):
     """Traces through every module, parameters and buffers as ``get_attr`` nodes, each
-    node's example value in ``meta['val']``."""
+    node's example value in ``meta['val']``. Sizes read from traced tensors are
+    constants of the trace (``shape_specialized``)."""
 
     def __init__(self, examples):
         super().__init__()
-        self.proxy_buffer_attributes = True
         self.examples = examples          # placeholder name -> example value
         self.shape_specialized = False
         self._attr_vals = {}
@@ -136,38 +104,33 @@ class ExportTracer(Tracer):
                 out.append(value)
         return out
 
-    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
-        node = super().create_node(kind, target, args, kwargs, name, type_expr)
-        node.meta["val"] = self._run(node)
+    def attach(self, node, value):
+        super().attach(node, value)
         node.meta["data_dependent"] = node.op in ("call_method", "call_function") and (
-            _target_name(node) in _DATA_QUERIES or
+            target_name(node) in _DATA_QUERIES or
             any(a.meta.get("data_dependent") for a in node.all_input_nodes))
-        return node
 
-    def _run(self, node):
-        if node.op == "placeholder":
-            value = self.examples[node.target]
-            # in-place ops of forward must not change the caller's example inputs
-            return value.clone() if isinstance(value, Tensor) else value
-        if node.op == "output":
-            return None
-        if node.op == "get_attr":
-            if node.target not in self._attr_vals:
-                value = _plain_attr(self.root, node.target)
-                # buffers may be updated in place by forward: trace on a copy, leaving
-                # the module as it was, as PyTorch's export does
-                if isinstance(value, Tensor) and not isinstance(value, nn.Parameter):
-                    value = value.clone()
-                self._attr_vals[node.target] = value
-            return self._attr_vals[node.target]
-        load = lambda n: n.meta["val"]  # noqa: E731
-        args = map_aggregate(node.args, lambda a: load(a) if isinstance(a, Node) else a)
-        kwargs = map_aggregate(node.kwargs, lambda a: load(a) if isinstance(a, Node) else a)
-        if node.op == "call_function":
-            return node.target(*args, **kwargs)
-        if node.op == "call_method":
-            return getattr(args[0], node.target)(*args[1:], **kwargs)
-        raise NotImplementedError(f"export: unexpected node {node.op} {node.target}")
+    def example_input(self, node):
+        value = self.examples[node.target]
+        # in-place ops of forward must not change the caller's example inputs
+        return value.clone() if isinstance(value, Tensor) else value
+
+    def attr_value(self, node):
+        if node.target not in self._attr_vals:
+            value = _plain_attr(self.root, node.target)
+            # buffers may be updated in place by forward: trace on a copy, leaving the
+            # module as it was, as PyTorch's export does
+            if isinstance(value, Tensor) and not isinstance(value, nn.Parameter):
+                value = value.clone()
+            self._attr_vals[node.target] = value
+        return self._attr_vals[node.target]
+
+    def shape_query(self, proxy, what):
+        self.shape_specialized = True
+
+    def constant_attribute(self, proxy, name, value):
+        if name not in _RANK_QUERIES and _has_size(value):
+            self.shape_specialized = True
 
     def proxy(self, node):
         val = node.meta["val"]
@@ -175,7 +138,7 @@ class ExportTracer(Tracer):
             return _ExportProxy(node, self)
         # a size, rank or flag: a constant of this trace (the node is removed later)
         node.meta["specialized"] = True
-        if _target_name(node) not in _RANK_QUERIES and _has_size(val):
+        if target_name(node) not in _RANK_QUERIES and _has_size(val):
             self.shape_specialized = True
         return val
 
