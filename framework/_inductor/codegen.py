@@ -10,6 +10,12 @@ intermediates in registers and stores the values used outside the group in their
 The host side reuses the eager kernels' geometry (merging dims, int64 indices where
 needed), so a fused launch walks memory as an eager one.
 
+A row group's kernel (``RowKernel``) runs one program per row of the reductions' input
+shape: it loads each input's row once (``BLOCK`` lanes, the next power of two of the row
+length, masked), computes the row ops as above, each reduction in the compute dtype with
+the masked lanes left out, the ops on reduced values once per row, and stores the row
+values at ``row * L + lane`` and the reduced ones at ``row``.
+
 Triton reads a kernel's source from its file, so each kernel is written to a file named by
 the hash of its source under ``~/.cache/framework/inductor`` (``FW_INDUCTOR_CACHE_DIR``
 overrides) and imported from there.
@@ -20,9 +26,9 @@ import os
 import sys
 
 from .._ops import alloc
-from ..kernels.launcher import cached, cdiv
+from ..kernels.launcher import cached, cdiv, next_pow2
 from ..kernels.pointwise import BLOCK, _params_bits, geometry
-from .fuse import COMPARISONS, POINTWISE, _scalar, tensor_meta
+from .fuse import COMPARISONS, POINTWISE, REDUCTIONS, _scalar, tensor_meta
 
 _TL = {"float64": "tl.float64", "bool": "tl.int1"}   # the others compute in float32
 _modules = {}   # source hash -> imported kernel
@@ -40,14 +46,14 @@ def cache_dir():
 def generate(group, inputs, outputs):
     """(source, kernel name, constants) of ``group``'s kernel; ``inputs`` and ``outputs``
     are nodes in the kernel's argument order."""
+    row = getattr(group, "row", False)
     lines, consts, value, names = [], [], {}, {}
     for k, node in enumerate(inputs):
         value[node] = (f"x{k}", _compute(tensor_meta(node).dtype.name))
-        lines.append(f"x{k} = _up(tl.load(in{k} + _offset(i, shape, s{k}, NDIM, CONTIG), "
-                     "mask=mask, other=1))")
-        if tensor_meta(node).dtype.name == "bool":
-            lines[-1] = (f"x{k} = tl.load(in{k} + _offset(i, shape, s{k}, NDIM, CONTIG), "
-                         "mask=mask, other=1)")
+        at = f"r * rs{k} + j * ls{k}" if row else f"_offset(i, shape, s{k}, NDIM, CONTIG)"
+        load = f"tl.load(in{k} + {at}, mask=mask, other=1)"
+        lines.append(f"x{k} = {load}" if tensor_meta(node).dtype.name == "bool"
+                     else f"x{k} = _up({load})")
 
     def const(v):
         v = float(v)
@@ -69,8 +75,8 @@ def generate(group, inputs, outputs):
                 ty = "tl.float32"
             if op.name == "where":
                 ty = out_ty
-        elif op.name == "cast":
-            ty = tensors[0][1]   # the cast itself converts
+        elif op.name == "cast" or op.name in REDUCTIONS:
+            ty = tensors[0][1]   # the cast itself converts; a reduction keeps its dtype
         else:
             ty = out_ty
         ref = tensors[0][0]
@@ -82,7 +88,9 @@ def generate(group, inputs, outputs):
                 name, t = value[a]
                 keep = op.name == "where" and a is op.operands[0]
                 args.append(name if t == ty or keep else f"{name}.to({ty})")
-        if op.name == "cast":
+        if op.name in REDUCTIONS:
+            expr = _reduce(op.name, args[0], ty, const(op.param), f"d{j}", lines)
+        elif op.name == "cast":
             expr = _cast(args[0], tensors[0][1], op.dtype)
         else:
             fn = POINTWISE[op.name][0]
@@ -90,16 +98,26 @@ def generate(group, inputs, outputs):
         lines.append(f"v{j} = {expr}")
         value[op.node] = (f"v{j}", out_ty)
     for k, node in enumerate(outputs):
-        lines.append(f"tl.store(out{k} + o, _down({value[node][0]}, "
-                     f"out{k}.dtype.element_ty), mask=mask)")
-    params = ([f"out{k}" for k in range(len(outputs))] + [f"in{k}" for k in range(len(inputs))]
-              + ["n", "shape", "so"] + [f"s{k}" for k in range(len(inputs))]
-              + [f"p{k}" for k in range(len(consts))]
-              + ["NDIM: tl.constexpr", "CONTIG: tl.constexpr", "IDX64: tl.constexpr",
-                 "BLOCK: tl.constexpr"])
-    body = "\n    ".join(["i, mask = _index(n, BLOCK, IDX64)",
-                          "o = _offset(i, shape, so, NDIM, CONTIG)"] + lines)
-    fns = sorted({POINTWISE[op.name][0] for op in group.ops if op.name != "cast"})
+        scalar = row and group.kinds[node] == "scalar"
+        at, mask = ("r", "") if scalar else ("r * L + j" if row else "o", ", mask=mask")
+        lines.append(f"tl.store(out{k} + {at}, _down({value[node][0]}, "
+                     f"out{k}.dtype.element_ty){mask})")
+    ins = [f"in{k}" for k in range(len(inputs))]
+    params = [f"out{k}" for k in range(len(outputs))] + ins
+    if row:
+        params += ["L"] + [f"{a}{k}" for k in range(len(inputs)) for a in ("rs", "ls")]
+        head = ["r = tl.program_id(0).to(tl.int64)", "j = tl.arange(0, BLOCK)",
+                "mask = j < L"]
+    else:
+        params += ["n", "shape", "so"] + [f"s{k}" for k in range(len(inputs))]
+        head = ["i, mask = _index(n, BLOCK, IDX64)", "o = _offset(i, shape, so, NDIM, CONTIG)"]
+    params += [f"p{k}" for k in range(len(consts))]
+    params += (["BLOCK: tl.constexpr"] if row else
+               ["NDIM: tl.constexpr", "CONTIG: tl.constexpr", "IDX64: tl.constexpr",
+                "BLOCK: tl.constexpr"])
+    body = "\n    ".join(head + lines)
+    fns = sorted({POINTWISE[op.name][0] for op in group.ops
+                  if op.name != "cast" and op.name not in REDUCTIONS})
     head = ("import triton\nimport triton.language as tl\n\n"
             "from framework.kernels.pointwise import _down, _index, _offset, _up, from_bits\n"
             + (f"from framework.kernels.pointwise_ops import {', '.join(fns)}\n" if fns else ""))
@@ -107,6 +125,26 @@ def generate(group, inputs, outputs):
     digest = hashlib.sha256((head + kernel).encode()).hexdigest()[:16]
     name = f"fused_{digest}"
     return head + "\n\n" + kernel.replace("fused_kernel", name), name, consts
+
+
+def _reduce(name, arg, ty, correction, tmp, lines):
+    """A reduction of the row ``arg`` (lanes past the row's end masked out) in ``ty``;
+    var/std first append the line of the centred row ``tmp`` to ``lines``."""
+    total = f"tl.sum(tl.where(mask, {arg}, 0).to({ty}), axis=0)"
+    if name == "sum":
+        return total
+    if name == "mean":
+        return f"({total} / L)"
+    if name in ("amax", "amin"):
+        # NaN wins, as eager's max/min
+        best = (f"tl.{name[1:]}(tl.where(mask, {arg}, float('{'-' if name == 'amax' else ''}"
+                f"inf')).to({ty}), axis=0)")
+        nan = f"tl.max(tl.where(mask & ({arg} != {arg}), 1, 0), axis=0) > 0"
+        return f"tl.where({nan}, float('nan'), {best}).to({ty})"
+    lines.append(f"{tmp} = tl.where(mask, {arg} - {total} / L, 0).to({ty})")
+    var = (f"(tl.sum({tmp} * {tmp}, axis=0) / "
+           f"tl.maximum(L - {correction}, 0.0).to({ty}))")
+    return var if name == "var" else f"tl.sqrt({var})"
 
 
 def _cast(arg, from_ty, to_name):
@@ -154,6 +192,52 @@ def broadcast_strides(t, shape):
     st = t.stride()
     return tuple(0 if d < pad or t.shape[d - pad] == 1 and shape[d] != 1 else st[d - pad]
                  for d in range(len(shape)))
+
+
+def row_strides(t, shape):
+    """(row stride, lane stride) that read ``t`` broadcast to ``shape`` as rows of its
+    last dim, or None when its leading dims are not one row-major run."""
+    st = broadcast_strides(t, shape)
+    step, size = None, 1
+    for d in range(len(shape) - 2, -1, -1):
+        if shape[d] == 1:
+            continue
+        if step is None:
+            step = st[d]
+        elif st[d] != step * size:
+            return None
+        size *= shape[d]
+    return (step or 0), st[-1]
+
+
+class RowKernel:
+    """A generated row kernel: ``run(*inputs)`` returns the outputs (new contiguous
+    tensors of ``shapes``), or ``eager(*inputs)``'s when an input's rows are not evenly
+    spaced (set by the caller)."""
+
+    def __init__(self, source, name, consts, shape, out_dtypes, out_shapes):
+        self.source, self.name = source, name
+        self.fn = load(source, name)
+        self.bits = _params_bits(*consts) if consts else ()
+        self.shape, self.out_dtypes, self.out_shapes = tuple(shape), out_dtypes, out_shapes
+        self.block = next_pow2(self.shape[-1])
+        self.eager = None
+
+    def run(self, *inputs):
+        strides = [row_strides(t, self.shape) for t in inputs]
+        if any(s is None for s in strides):
+            return self.eager(*inputs)
+        device = inputs[0]._storage.device
+        outs = [alloc.empty(s, dt, device) for s, dt in zip(self.out_shapes, self.out_dtypes)]
+        rows = 1
+        for d in self.shape[:-1]:
+            rows *= d
+        if rows == 0:
+            return tuple(outs)
+        warps = 4 if self.block <= 2048 else 8 if self.block <= 8192 else 16
+        self.fn[(rows,)](*outs, *inputs, self.shape[-1], *[v for s in strides for v in s],
+                         *self.bits, BLOCK=self.block, num_warps=warps)
+        return tuple(outs)
 
 
 class Kernel:

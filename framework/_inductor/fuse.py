@@ -1,13 +1,18 @@
 """Fusion: which graph nodes are pointwise ops with a Triton form, and the partition of a
 traced graph into groups that run as one generated kernel.
 
+Row groups (``RowGroup``, built first) join reductions over the last dim (``sum``,
+``mean``, ``amax``, ``amin``, ``var``, ``std``) with the pointwise ops that feed them and
+the ops that combine the reduced values with the rows (RMSNorm, softmax, layer norm written
+by hand): one program per row, the row in registers.
+
 A node is fusible when its op is in ``POINTWISE`` (below) with arguments the generated
 kernel can take (no ``out=``, no ``inplace=True``, no rounding mode), its result is one
 float or bool tensor on a cuda device, and its tensor operands are float or bool tensors
 on the same device. Each op names the scalar function of the eager Triton kernels
 (framework/kernels/pointwise_ops.py) that computes it, so that a fused kernel does the
 same math as the eager one, in the same compute dtype (float32 for 16-bit floats).
-Everything else (random ops, reductions, matmuls, views, integer math) stays an eager call
+Everything else (random ops, other reductions, matmuls, views, integer math) stays an eager call
 between the fused kernels.
 """
 import operator
@@ -42,7 +47,12 @@ _ALIASES = {"true_divide": "div", "multiply": "mul", "subtract": "sub", "negativ
 _CASTS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64"}
 _MODULES = {nn.ReLU: "relu", nn.Sigmoid: "sigmoid", nn.Tanh: "tanh", nn.SiLU: "silu",
             nn.GELU: "gelu"}
+REDUCTIONS = {"sum": ("keepdim",), "mean": ("keepdim",), "amax": ("keepdim",),
+              "amin": ("keepdim",), "var": ("unbiased", "keepdim"),
+              "std": ("unbiased", "keepdim")}   # name -> its positional args after dim
+MAX_ROW = 16384   # longest row a row group holds in registers; longer rows stay eager
 _functions = None
+_reductions = None
 
 
 def _function_names():
@@ -178,19 +188,212 @@ class Group:
         self.nodes, self.inputs = {op.node}, set(inputs)
 
 
+class RowGroup(Group):
+    """Ops that become one row kernel: rows of ``shape`` (the reductions' input shape),
+    ``kinds`` maps each node to "row" (a value of ``shape``) or "scalar" (one per row)."""
+    row = True
+
+    def __init__(self, shape):
+        self.ops, self.first, self.shape = [], None, shape
+        self.nodes, self.inputs, self.kinds = set(), set(), {}
+
+    def add(self, op, kind, index):
+        self.ops.append(op)
+        self.nodes.add(op.node)
+        self.kinds[op.node] = kind
+        self.first = index if self.first is None else min(self.first, index)
+
+
+def _reduction_names():
+    """id of each public framework reduction with a row-kernel form -> its name."""
+    global _reductions
+    if _reductions is None:
+        import framework as fw
+        _reductions = {id(getattr(fw, n)): n for n in REDUCTIONS}
+    return _reductions
+
+
+def resolve_reduction(node):
+    """The ``Op`` of a reduction over the last dim (``param``: var/std's correction), or
+    None."""
+    if node.op == "call_method":
+        name = node.target
+    elif node.op == "call_function":
+        name = _reduction_names().get(id(node.target))
+    else:
+        return None
+    if name not in REDUCTIONS or not node.args:
+        return None
+    args, kwargs = list(node.args[1:]), dict(node.kwargs)
+    x = node.args[0]
+    dim = kwargs.pop("dim") if "dim" in kwargs else args.pop(0) if args else None
+    names = REDUCTIONS[name]
+    if len(args) > len(names) or any(n in kwargs for n in names[:len(args)]):
+        return None
+    opts = dict(zip(names, args))
+    opts.update({n: kwargs.pop(n) for n in names if n in kwargs})
+    correction = kwargs.pop("correction", None) if name in ("var", "std") else 0
+    if kwargs or not isinstance(x, type(node)) or type(opts.get("keepdim", False)) is not bool:
+        return None   # dtype=, out=
+    unbiased = opts.get("unbiased")
+    if name in ("var", "std"):
+        if unbiased is not None and (correction is not None or type(unbiased) is not bool):
+            return None
+        if correction is None:
+            correction = 0 if unbiased is False else 1
+        if not _scalar(correction):
+            return None
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    meta = tensor_meta(x)
+    if type(dim) is not int or meta is None or dim not in (-1, len(meta.shape) - 1):
+        return None
+    return Op(node, name, [x], float(correction))
+
+
+def _row_fusible(op):
+    """Whether a resolved reduction can open or join a row group."""
+    meta, xm = tensor_meta(op.node), tensor_meta(op.operands[0])
+    device = op.node.meta.get("device")
+    return (meta is not None and xm is not None and device is not None
+            and device.type == "cuda" and op.operands[0].meta.get("device") == device
+            and xm.dtype.name in FLOATS and meta.dtype == xm.dtype
+            and len(xm.shape) >= 1 and 2 <= xm.shape[-1] <= MAX_ROW)
+
+
+def row_groups(gm, index, mutations):
+    """The row groups of ``gm``'s graph: from each reduction over the last dim not yet in
+    one, back through the pointwise ops of the same shape that feed it, then forward
+    through the ops (pointwise ops and further reductions of the rows) that read the
+    group's values (pulling in the row ops since the group's first node that they read)
+    or reduce rows of the group's shape, where each reads only the group's values and what
+    exists before the group's first node."""
+    nodes = list(gm.graph.nodes)
+    claimed, groups = set(), []
+    for i, node in enumerate(nodes):
+        if node in claimed:
+            continue
+        red = resolve_reduction(node)
+        if red is None or not _row_fusible(red):
+            continue
+        shape = tuple(tensor_meta(red.operands[0]).shape)
+        g = _grow(RowGroup(shape), red, i, nodes, index, mutations, claimed, gm)
+        if len(g.ops) > 1:
+            groups.append(g)
+            claimed |= g.nodes
+    return groups
+
+
+def _grow(g, red, i, nodes, index, mutations, claimed, gm):
+    """``g`` grown from the reduction ``red`` (node ``i``): its prologue, then the nodes
+    after it that can join, up to the next in-place op."""
+    shape = g.shape
+    prologue, stack = [], [red.operands[0]]
+    while stack:
+        n = stack.pop()
+        if n in claimed or any(p.node is n for p in prologue):
+            continue
+        op = resolve(n, gm)
+        if op is None or not _fusible(op) or tuple(tensor_meta(n).shape) != shape:
+            continue
+        prologue.append(op)
+        stack.extend(a for a in op.operands if not _scalar(a))
+    prologue.sort(key=lambda o: index[o.node])
+    first = min([index[o.node] for o in prologue] + [i])
+    members = {o.node for o in prologue}
+    if any(first < m < i for m in mutations) or any(
+            index[a] >= first for o in prologue for a in o.operands
+            if not _scalar(a) and a not in members):
+        prologue, first = [], i   # a read or write inside the span: the reduction alone
+    for op in prologue:
+        g.add(op, "row", index[op.node])
+    g.add(red, "scalar", i)
+    for j in range(i + 1, len(nodes)):
+        n = nodes[j]
+        if j in mutations:
+            break
+        if n in claimed:
+            continue
+        op = resolve_reduction(n)
+        if op is not None and _row_fusible(op):
+            kind = "scalar"
+        else:
+            op, kind = resolve(n, gm), None
+            if op is None or not _fusible(op):
+                continue
+        ins = [a for a in op.operands if not _scalar(a)]
+        if not (any(a in g.nodes for a in ins) or kind == "scalar"
+                and tuple(tensor_meta(ins[0]).shape) == shape):
+            continue
+        # row ops since the group's start that read only what it can read come along
+        feeders = _feeders([a for a in ins if a not in g.nodes and index[a] >= first],
+                           g, first, index, claimed, gm)
+        if feeders is None:
+            continue
+        out = tuple(tensor_meta(n).shape)
+        if kind == "scalar":
+            ok = tuple(tensor_meta(ins[0]).shape) == shape and g.kinds.get(ins[0]) != "scalar"
+        elif out == shape:
+            kind = "row"
+            ok = _reads_rows(op, g)
+        else:
+            kind = "scalar"
+            ok = all(g.kinds.get(a) == "scalar" and tuple(tensor_meta(a).shape) == out
+                     for a in ins)
+        if ok:
+            for f in feeders:
+                g.add(f, "row", index[f.node])
+            g.add(op, kind, j)
+    g.ops.sort(key=lambda o: index[o.node])
+    return g
+
+
+def _reads_rows(op, g):
+    """Whether a row op's group operands are rows or reduced values kept as columns."""
+    keep = g.shape[:-1] + (1,)
+    return all(g.kinds.get(a) != "scalar" or tuple(tensor_meta(a).shape) == keep
+               for a in op.operands if not _scalar(a))
+
+
+def _feeders(nodes, g, first, index, claimed, gm):
+    """The row ops (not in ``g``) that compute ``nodes`` from ``g``'s values and what
+    exists before ``first``, or None if some of it cannot join ``g``."""
+    found, todo = {}, list(nodes)
+    while todo:
+        n = todo.pop()
+        if n in g.nodes or n in found or index[n] < first:
+            continue
+        op = resolve(n, gm)
+        if (n in claimed or op is None or not _fusible(op)
+                or tuple(tensor_meta(n).shape) != g.shape or not _reads_rows(op, g)):
+            return None
+        found[n] = op
+        todo.extend(a for a in op.operands if not _scalar(a))
+    return list(found.values())
+
+
 def partition(gm):
     """The fusible groups of ``gm``'s graph (ShapeProp's metadata and devices filled in).
     A pointwise op joins the groups of its operands of the same shape, merged into one,
     when everything they read from outside exists before the earliest group's first node
     (where the merged group runs); else it joins the latest of them it can, or starts a
-    group. Groups of one op are left out: the eager kernel is already that one launch."""
-    index, group_of, groups = {}, {}, []
-    mutated = -1   # the last in-place op: a group that runs before it may not read after
+    group. Groups of one op are left out: the eager kernel is already that one launch.
+    The row groups (``row_groups``) are formed first; their nodes join no other group."""
+    index, mutations = {}, set()
     for i, node in enumerate(gm.graph.nodes):
         # a parameter read (get_attr) can move up to any group that needs it (rewrite)
         index[node] = -1 if node.op == "get_attr" else i
         if _mutates(node, gm):
+            mutations.add(i)
+    rows = row_groups(gm, index, mutations)
+    claimed = set().union(*(g.nodes for g in rows))
+    group_of, groups = {}, []
+    mutated = -1   # the last in-place op: a group that runs before it may not read after
+    for i, node in enumerate(gm.graph.nodes):
+        if i in mutations:
             mutated = i
+            continue
+        if node in claimed:
             continue
         op = resolve(node, gm)
         if op is None or not _fusible(op):
@@ -231,7 +434,7 @@ def partition(gm):
             chosen.ops.append(op)
             chosen.nodes.add(node)
         group_of[node] = chosen
-    return [g for g in groups if len(g.ops) > 1]
+    return rows + [g for g in groups if len(g.ops) > 1]
 
 
 def _mutates(node, root):

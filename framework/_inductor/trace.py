@@ -1,7 +1,8 @@
 """From a function or module and example inputs to the callable that runs it compiled:
 trace it with example values (``ValueTracer``: the first call's inputs run through the
 program op by op as the graph is recorded, which also gives the first call's result),
-partition the graph into fusible groups and replace each by one call of its generated
+partition the graph into fusible groups (pointwise chains, rows reduced over their last
+dim with the ops around the reductions) and replace each by one call of its generated
 kernel.
 
 Since the guard (cache.py) pins the exact shapes, dtypes and devices of the inputs, the
@@ -149,8 +150,13 @@ class FusedCall:
     def __init__(self, gm, group, inputs, outputs):
         source, name, consts = codegen.generate(group, inputs, outputs)
         self.__name__ = name
-        self.kernel = codegen.Kernel(source, name, consts, group.shape,
-                                     [tensor_meta(o).dtype for o in outputs])
+        dtypes = [tensor_meta(o).dtype for o in outputs]
+        if getattr(group, "row", False):
+            self.kernel = codegen.RowKernel(source, name, consts, group.shape, dtypes,
+                                            [tuple(tensor_meta(o).shape) for o in outputs])
+            self.kernel.eager = self.eager   # rows the kernel cannot walk
+        else:
+            self.kernel = codegen.Kernel(source, name, consts, group.shape, dtypes)
         counters["kernels"] += 1
         # the group's ops as eager calls, for the backward's recompute
         where = {n: _Slot("in", k) for k, n in enumerate(inputs)}
