@@ -155,6 +155,11 @@ globals().update(_legacy)   # FloatTensor, LongTensor, ...
 from ._aten_rnn import (  # noqa: E402,F401
     gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell)
 from ._control_flow import cond, while_loop  # noqa: E402,F401
+from .ao._fake_quant_ops import (  # noqa: E402,F401
+    _fake_quantize_learnable_per_tensor_affine, fake_quantize_per_channel_affine,
+    fake_quantize_per_tensor_affine)
+from . import ao as _ao  # noqa: E402
+globals().update({_n: getattr(_ao, _n) for _n in _ao.SENTINELS})   # quint8, per_tensor_affine
 from ._typed_storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
 from ._typed_storage import install as _install_storage, LEGACY as _legacy_storages  # noqa: E402,E501
 _install_storage(Tensor)   # Tensor.storage(), Tensor.untyped_storage() -> UntypedStorage
