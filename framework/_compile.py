@@ -2,8 +2,9 @@
 
 With the default ``backend="inductor"`` a function or module is traced with
 ``framework.fx`` on its first call with new input shapes, dtypes, devices or
-requires_grad (the guard), and its chains of pointwise ops on cuda tensors run as
-generated Triton kernels, one per chain (framework/_inductor). The graphs are cached per
+requires_grad (the guard; sizes read while tracing are specialised), and its chains of
+pointwise ops on cuda tensors, with the last-dim reductions they feed, run as generated
+Triton kernels, one per chain (framework/_inductor). The graphs are cached per
 callable, up to ``framework._dynamo.config.cache_size_limit``. What cannot be traced
 (data-dependent control flow) runs eagerly, with one UserWarning; ``fullgraph=True``
 raises instead. On cpu the traced graph runs op by op. A callable ``backend`` gets each
