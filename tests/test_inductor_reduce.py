@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 
 import framework as fw
-import framework._inductor as inductor
 from framework._inductor import codegen, fuse
-from framework.profiler import DeviceType, ProfilerActivity, profile
+from tests.test_inductor import fused_calls, kernels_launched
 
 torch = pytest.importorskip("torch")
 
@@ -62,17 +61,6 @@ def inputs(device, dtype, shape, seed=0):
     fws = [fw.tensor(a, device=device).to(dtype) for a in arrays]
     ts = [torch.tensor(a).to(getattr(torch, str(dtype).split(".")[-1])) for a in arrays]
     return fws, ts
-
-
-def kernels_launched(fn, *args):
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        out = fn(*args)
-    return out, [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]
-
-
-def fused_calls(compiled):
-    gm = next(iter(compiled._compiled.cache.values()))
-    return [n.target for n in gm.graph.nodes if isinstance(n.target, inductor.FusedCall)]
 
 
 def row_kernels(compiled):
