@@ -16,6 +16,14 @@ torch = pytest.importorskip("torch")
 TD = torch.distributions
 
 
+@pytest.fixture(autouse=True)
+def _torch_validates_args():
+    """torch.compile and torch.export, run in-process by other tests of this worker, switch
+    torch's distribution validation off for good (dynamo's TorchPatcher): the oracle needs
+    it on, as it is by default."""
+    TD.Distribution.set_default_validate_args(True)
+
+
 def _np(t):
     if isinstance(t, np.ndarray):
         return t

@@ -411,7 +411,7 @@ def test_repr():
     m = nn.Conv2d(3, 4, (3, 2), stride=2)
     assert (m.kernel_size, m.stride, m.padding, m.dilation, m.output_padding, m.transposed) == \
         ((3, 2), (2, 2), (0, 0), (1, 1), (0, 0), False)
-    assert m._reversed_padding_repeated_twice == [0, 0, 0, 0]
+    assert m._reversed_padding_repeated_twice == (0, 0, 0, 0)   # a tuple, as torch's
     assert nn.Conv2d(3, 4, (4, 3), padding="same", dilation=(1, 2)) \
         ._reversed_padding_repeated_twice == \
         torch.nn.Conv2d(3, 4, (4, 3), padding="same", dilation=(1, 2)) \
