@@ -9,7 +9,7 @@ from framework import nn
 from .. import (per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams,
                 per_tensor_affine, per_tensor_symmetric, qint8, quint8)
 from .observer import (MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
-                       _with_args)
+                       _with_args, resize_to_saved)
 
 __all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
            "default_fake_quant", "default_weight_fake_quant",
@@ -109,10 +109,7 @@ class FakeQuantize(FakeQuantizeBase):
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
         # scale and zero_point take the saved shapes (per-channel sizes) before the copy
-        for name in ("scale", "zero_point"):
-            key = prefix + name
-            if key in state_dict:
-                getattr(self, name).resize_(state_dict[key].shape)
+        resize_to_saved(self, state_dict, prefix, ("scale", "zero_point"))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
 

@@ -15,6 +15,14 @@ _SYMMETRIC = (per_tensor_symmetric, per_channel_symmetric)
 _PER_CHANNEL = (per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams)
 
 
+def resize_to_saved(module, state_dict, prefix, names):
+    """Resizes ``module``'s buffers ``names`` to the shapes saved in ``state_dict`` (their
+    per-channel sizes), so that loading copies into the right shapes."""
+    for name in names:
+        key = prefix + name
+        if key in state_dict:
+            getattr(module, name).resize_(state_dict[key].shape)
+
 class _PartialWrapper:
     """A constructor with some arguments bound (what ``with_args`` returns)."""
 
@@ -293,10 +301,7 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
         # the per-channel buffers take the saved shapes before the copy
-        for name in ("min_val", "max_val"):
-            key = prefix + name
-            if key in state_dict:
-                getattr(self, name).resize_(state_dict[key].shape)
+        resize_to_saved(self, state_dict, prefix, ("min_val", "max_val"))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
 
