@@ -337,15 +337,17 @@ def test_multinomial_without_replacement(device):
     g = gen(device, 4)
     w = fw.tensor([4.0, 0.0, 2.0, 2.0], device=device)
     firsts, seconds = [], []
-    rows = to_np(fw.multinomial(w.expand(4000, 4), 3, generator=g))
+    # fewer draws on simulated cuda (the interpreter is slow), tolerances at ~3 sigma
+    n = 4000 if device == "cpu" else 1200
+    rows = to_np(fw.multinomial(w.expand(n, 4), 3, generator=g))
     for r in rows:
         assert sorted(r.tolist()) == [0, 2, 3]
     firsts = rows[:, 0]
-    np.testing.assert_allclose(np.bincount(firsts, minlength=4) / 4000, [0.5, 0, 0.25, 0.25],
-                               atol=0.03)
+    np.testing.assert_allclose(np.bincount(firsts, minlength=4) / n, [0.5, 0, 0.25, 0.25],
+                               atol=1.9 / n ** 0.5)
     # after drawing 0 first, 2 and 3 are equally likely second
     seconds = rows[firsts == 0, 1]
-    assert abs((seconds == 2).mean() - 0.5) < 0.05
+    assert abs((seconds == 2).mean() - 0.5) < 3.2 / n ** 0.5
     full = to_np(fw.multinomial(fw.ones(50, device=device), 50))
     np.testing.assert_array_equal(np.sort(full), np.arange(50))
     assert tuple(fw.multinomial(fw.ones(0, 3, device=device), 1).shape) == (0, 1)

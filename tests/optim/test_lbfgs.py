@@ -41,11 +41,15 @@ def minimize_rosenbrock(T, dtype, device, steps=1, **kw):
 def test_rosenbrock_strong_wolfe(dtype, device):
     if device != "cpu" and dtype == "float32":
         pytest.skip("slow under the Triton interpreter; float64 covers the cuda path")
-    kw = dict(lr=1, max_iter=200, line_search_fn="strong_wolfe")
+    # on simulated cuda, 30 iterations (every op a Triton launch in the interpreter) take
+    # the same line-search path as torch's without running to convergence
+    converge = device == "cpu"
+    kw = dict(lr=1, max_iter=200 if converge else 30, line_search_fn="strong_wolfe")
     ours = minimize_rosenbrock(fw, dtype, device, **kw)
     ref = minimize_rosenbrock(torch, dtype, "cpu", **kw)
-    np.testing.assert_allclose(ours[0], [1.0, 1.0], atol=1e-4)
-    np.testing.assert_allclose(ref[0], [1.0, 1.0], atol=1e-4)
+    if converge:
+        np.testing.assert_allclose(ours[0], [1.0, 1.0], atol=1e-4)
+        np.testing.assert_allclose(ref[0], [1.0, 1.0], atol=1e-4)
     assert ours[1:] == ref[1:]           # same iterations and function evaluations
     np.testing.assert_allclose(ours[0], ref[0], rtol=1e-6 if dtype == "float64" else 1e-5)
 
