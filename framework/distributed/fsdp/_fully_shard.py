@@ -7,7 +7,8 @@ root; each call manages the parameters not already managed by a call on a submod
 
 Difference from PyTorch: the sharded parameters are plain ``Parameter``s holding this
 rank's rows (PyTorch's ``DTensor.to_local()``), not ``DTensor``s, so ``model.state_dict()``
-holds local shards; ``framework.distributed.checkpoint.state_dict.get_model_state_dict``
+holds local shards (which ``framework.distributed.checkpoint.save`` writes as shards of
+the full parameters); ``framework.distributed.checkpoint.state_dict.get_model_state_dict``
 with ``full_state_dict=True`` gives the full tensors.
 """
 from dataclasses import dataclass
@@ -168,6 +169,8 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
                       reshard_after_forward, mp_policy)
     state.mesh = mesh
     module._fsdp_state = state
+    from ..checkpoint._traverse import mark_fsdp_shards
+    module.register_state_dict_post_hook(mark_fsdp_shards)
     cls = module.__class__
     new_cls = _CLASSES.get(cls)
     if new_cls is None:
