@@ -38,7 +38,8 @@ $(VENV)/.demo-installed: $(VENV)/.installed
 # for sm_90 (tests/compile_check.py: what only a real compile shows, the interpreter never).
 # SIM: 1 when cuda is simulated (TRITON_INTERPRET as set, else 1 without a CUDA driver)
 SIM = $${TRITON_INTERPRET-$$( $(PY) -c "import ctypes.util as u; print(0 if u.find_library('cuda') else 1)")}
-COMPILE_CHECK_TESTS ?= tests/kernels tests/test_pointwise.py tests/test_reduction.py
+COMPILE_CHECK_TESTS ?= tests/kernels tests/test_pointwise.py tests/test_reduction.py \
+  tests/test_inductor_gemm.py
 test: install
 	TRITON_INTERPRET=$(SIM) \
 	$(PY) -m pytest -q -n $(JOBS) -p no:cacheprovider --durations=30 tests

@@ -3,8 +3,10 @@
 Each call computes a guard key: for every tensor argument its shape, dtype, device and
 requires_grad, for every int/float/bool/str/None argument its value (fixed in the traced
 graph as a concrete argument), for a module the training flags of its modules and the
-shape, dtype, device (and requires_grad) of its parameters and buffers, and the autocast
-state. A key seen before runs its compiled graph; a new one traces again, up to
+shape, dtype, device (and requires_grad) of its parameters and buffers, the autocast
+state and the grad and inference modes (the trace bakes in what ``is_grad_enabled()`` and
+an intermediate's ``requires_grad`` read, as TorchDynamo guards on them). A key seen
+before runs its compiled graph; a new one traces again, up to
 ``framework._dynamo.config.cache_size_limit`` graphs per callable, beyond which new keys
 run eagerly (with a warning, as PyTorch's recompile limit). The call that traces returns
 the result of the trace itself, which runs the program once on its inputs (trace.py); the
@@ -23,6 +25,7 @@ import weakref
 from .. import _dynamo
 from .._ops import autocast
 from .._tensor import Tensor
+from ..autograd import grad_mode
 from ..fx.proxy import TraceError
 from ..nn.modules import _hooks
 from ..nn.modules.module import Module
@@ -92,6 +95,7 @@ class CompiledCallable:
         state = autocast.state   # autocast changes the dtypes the graph was fused for
         key.append((tuple(state.enabled.values()), tuple(state.dtype.values()))
                    if state.active else None)
+        key.append((grad_mode._mode.enabled, grad_mode._mode.inference))
         if self.is_module:
             key.append(tuple(m.training for m in self.model.modules()))
             key.append(tuple((tuple(p.shape), p.dtype, p.device, p.requires_grad)

@@ -47,7 +47,7 @@ def generate(group, inputs, outputs):
     """(source, kernel name, constants) of ``group``'s kernel; ``inputs`` and ``outputs``
     are nodes in the kernel's argument order."""
     row = getattr(group, "row", False)
-    lines, consts, value, names = [], [], {}, {}
+    lines, value = [], {}
     for k, node in enumerate(inputs):
         value[node] = (f"x{k}", _compute(tensor_meta(node).dtype.name))
         at = f"r * rs{k} + j * ls{k}" if row else f"_offset(i, shape, s{k}, NDIM, CONTIG)"
@@ -55,48 +55,9 @@ def generate(group, inputs, outputs):
         lines.append(f"x{k} = {load}" if tensor_meta(node).dtype.name == "bool"
                      else f"x{k} = _up({load})")
 
-    def const(v):
-        v = float(v)
-        key = v.hex()   # 0.0 and -0.0 apart; NaN equal to itself
-        if key not in names:
-            names[key] = f"c{len(consts)}"
-            consts.append(v)
-            lines.append(f"{names[key]} = from_bits(p{len(consts) - 1})")
-        return names[key]
-
+    const, consts = constants(lines)
     for j, op in enumerate(group.ops):
-        out_ty = _compute(tensor_meta(op.node).dtype.name)
-        tensors = [value[a] for a in op.operands if not _scalar(a)]
-        if op.name in COMPARISONS or op.name == "where":
-            kinds = [t for _, t in tensors[1 if op.name == "where" else 0:]]
-            ty = ("tl.float64" if "tl.float64" in kinds else
-                  "tl.float32" if "tl.float32" in kinds else "tl.int1")
-            if ty == "tl.int1" and any(type(a) is float for a in op.operands):
-                ty = "tl.float32"
-            if op.name == "where":
-                ty = out_ty
-        elif op.name == "cast" or op.name in REDUCTIONS:
-            ty = tensors[0][1]   # the cast itself converts; a reduction keeps its dtype
-        else:
-            ty = out_ty
-        ref = tensors[0][0]
-        args = []
-        for a in op.operands:
-            if _scalar(a):
-                args.append(f"(tl.zeros_like({ref}).to(tl.float64) + {const(a)}).to({ty})")
-            else:
-                name, t = value[a]
-                keep = op.name == "where" and a is op.operands[0]
-                args.append(name if t == ty or keep else f"{name}.to({ty})")
-        if op.name in REDUCTIONS:
-            expr = _reduce(op.name, args[0], ty, const(op.param), f"d{j}", lines)
-        elif op.name == "cast":
-            expr = _cast(args[0], tensors[0][1], op.dtype)
-        else:
-            fn = POINTWISE[op.name][0]
-            expr = f"{fn}({', '.join(args)}, {const(op.param)}, {const(0.0)}, {const(0.0)})"
-        lines.append(f"v{j} = {expr}")
-        value[op.node] = (f"v{j}", out_ty)
+        emit(op, j, value, const, lines)
     for k, node in enumerate(outputs):
         scalar = row and group.kinds[node] == "scalar"
         at, mask = ("r", "") if scalar else ("r * L + j" if row else "o", ", mask=mask")
@@ -126,6 +87,58 @@ def generate(group, inputs, outputs):
     name = f"fused_{digest}"
     return head + "\n\n" + kernel.replace("fused_kernel", name), name, consts
 
+
+def constants(lines):
+    """(const, consts): ``const(v)`` names the kernel parameter holding the float ``v``
+    (one line appended to ``lines`` per new value), ``consts`` lists the values in order."""
+    consts, names = [], {}
+
+    def const(v):
+        v = float(v)
+        key = v.hex()   # 0.0 and -0.0 apart; NaN equal to itself
+        if key not in names:
+            names[key] = f"c{len(consts)}"
+            consts.append(v)
+            lines.append(f"{names[key]} = from_bits(p{len(consts) - 1})")
+        return names[key]
+    return const, consts
+
+
+def emit(op, j, value, const, lines):
+    """Appends the line computing ``op`` as ``v{j}`` to ``lines``; ``value`` maps each node
+    already computed to its (variable, compute type) and gets ``op``'s."""
+    out_ty = _compute(tensor_meta(op.node).dtype.name)
+    tensors = [value[a] for a in op.operands if not _scalar(a)]
+    if op.name in COMPARISONS or op.name == "where":
+        kinds = [t for _, t in tensors[1 if op.name == "where" else 0:]]
+        ty = ("tl.float64" if "tl.float64" in kinds else
+              "tl.float32" if "tl.float32" in kinds else "tl.int1")
+        if ty == "tl.int1" and any(type(a) is float for a in op.operands):
+            ty = "tl.float32"
+        if op.name == "where":
+            ty = out_ty
+    elif op.name == "cast" or op.name in REDUCTIONS:
+        ty = tensors[0][1]   # the cast itself converts; a reduction keeps its dtype
+    else:
+        ty = out_ty
+    ref = tensors[0][0]
+    args = []
+    for a in op.operands:
+        if _scalar(a):
+            args.append(f"(tl.zeros_like({ref}).to(tl.float64) + {const(a)}).to({ty})")
+        else:
+            name, t = value[a]
+            keep = op.name == "where" and a is op.operands[0]
+            args.append(name if t == ty or keep else f"{name}.to({ty})")
+    if op.name in REDUCTIONS:
+        expr = _reduce(op.name, args[0], ty, const(op.param), f"d{j}", lines)
+    elif op.name == "cast":
+        expr = _cast(args[0], tensors[0][1], op.dtype)
+    else:
+        fn = POINTWISE[op.name][0]
+        expr = f"{fn}({', '.join(args)}, {const(op.param)}, {const(0.0)}, {const(0.0)})"
+    lines.append(f"v{j} = {expr}")
+    value[op.node] = (f"v{j}", out_ty)
 
 def _reduce(name, arg, ty, correction, tmp, lines):
     """A reduction of the row ``arg`` (lanes past the row's end masked out) in ``ty``;

@@ -12,8 +12,9 @@ float or bool tensor on a cuda device, and its tensor operands are float or bool
 on the same device. Each op names the scalar function of the eager Triton kernels
 (framework/kernels/pointwise_ops.py) that computes it, so that a fused kernel does the
 same math as the eager one, in the same compute dtype (float32 for 16-bit floats).
-Everything else (random ops, other reductions, matmuls, views, integer math) stays an eager call
-between the fused kernels.
+Matmuls take the pointwise ops after them into the GEMM's epilogue (gemm.py); everything
+else (random ops, other reductions, views, integer math) stays an eager call between the
+fused kernels.
 """
 import operator
 
@@ -261,7 +262,7 @@ def _row_fusible(op):
             and len(xm.shape) >= 1 and 2 <= xm.shape[-1] <= MAX_ROW)
 
 
-def row_groups(gm, index, mutations):
+def row_groups(gm, index, mutations, claimed=()):
     """The row groups of ``gm``'s graph: from each reduction over the last dim not yet in
     one, back through the pointwise ops of the same shape that feed it, then forward
     through the ops (pointwise ops and further reductions of the rows) that read the
@@ -269,7 +270,7 @@ def row_groups(gm, index, mutations):
     or reduce rows of the group's shape, where each reads only the group's values and what
     exists before the group's first node."""
     nodes = list(gm.graph.nodes)
-    claimed, groups = set(), []
+    claimed, groups = set(claimed), []
     for i, node in enumerate(nodes):
         if node in claimed:
             continue
@@ -378,15 +379,20 @@ def partition(gm):
     when everything they read from outside exists before the earliest group's first node
     (where the merged group runs); else it joins the latest of them it can, or starts a
     group. Groups of one op are left out: the eager kernel is already that one launch.
-    The row groups (``row_groups``) are formed first; their nodes join no other group."""
+    The GEMM groups (gemm.py), then the row groups (``row_groups``) are formed first;
+    their nodes join no other group."""
+    from .gemm import gemm_groups, lower_linear
+    lower_linear(gm)
     index, mutations = {}, set()
     for i, node in enumerate(gm.graph.nodes):
         # a parameter read (get_attr) can move up to any group that needs it (rewrite)
         index[node] = -1 if node.op == "get_attr" else i
         if _mutates(node, gm):
             mutations.add(i)
-    rows = row_groups(gm, index, mutations)
-    claimed = set().union(*(g.nodes for g in rows))
+    gemms = gemm_groups(gm, index, mutations)
+    claimed = set().union(*(g.nodes for g in gemms))
+    rows = row_groups(gm, index, mutations, claimed)
+    claimed = claimed.union(*(g.nodes for g in rows))
     group_of, groups = {}, []
     mutated = -1   # the last in-place op: a group that runs before it may not read after
     for i, node in enumerate(gm.graph.nodes):
@@ -434,7 +440,7 @@ def partition(gm):
             chosen.ops.append(op)
             chosen.nodes.add(node)
         group_of[node] = chosen
-    return rows + [g for g in groups if len(g.ops) > 1]
+    return gemms + rows + [g for g in groups if len(g.ops) > 1]
 
 
 def _mutates(node, root):
@@ -479,7 +485,9 @@ def rewrite(gm, groups, make_kernel):
             call = graph.call_function(fn, tuple(replaced.get(a, a) for a in inputs))
             results = [graph.call_function(operator.getitem, (call, k))
                        for k in range(len(outputs))]
+        call.meta["type"] = tuple
         for node, res in zip(outputs, results):
+            res.meta.update(node.meta)   # later passes read the values' metadata
             node.replace_all_uses_with(res)
             replaced[node] = res
         for op in reversed(g.ops):

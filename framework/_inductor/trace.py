@@ -2,8 +2,8 @@
 trace it with example values (``ValueTracer``: the first call's inputs run through the
 program op by op as the graph is recorded, which also gives the first call's result),
 partition the graph into fusible groups (pointwise chains, rows reduced over their last
-dim with the ops around the reductions) and replace each by one call of its generated
-kernel.
+dim with the ops around the reductions, matmuls with their pointwise epilogues: gemm.py)
+and replace each by one call of its generated kernel.
 
 Since the guard (cache.py) pins the exact shapes, dtypes and devices of the inputs, the
 trace specialises on them, as TorchDynamo does: a traced tensor's ``shape``, ``size()``,
@@ -30,7 +30,7 @@ from ..fx.node import Node, map_aggregate, map_arg
 from ..fx.passes.shape_prop import _extract_tensor_metadata
 from ..fx.proxy import TraceError
 from ..nn.modules.module import Module
-from . import codegen
+from . import codegen, gemm
 from .fuse import partition, rewrite, tensor_meta
 
 counters = {"traces": 0, "kernels": 0}
@@ -148,15 +148,21 @@ class FusedCall:
     group's values used outside it."""
 
     def __init__(self, gm, group, inputs, outputs):
-        source, name, consts = codegen.generate(group, inputs, outputs)
-        self.__name__ = name
         dtypes = [tensor_meta(o).dtype for o in outputs]
-        if getattr(group, "row", False):
+        if getattr(group, "gemm", False):
+            source, name, consts, where = gemm.generate(group, inputs, outputs)
+            self.kernel = gemm.GemmKernel(source, name, consts, where, group.ops[0].name,
+                                          group.shape, dtypes)
+            self.kernel.eager = self.eager   # operands whose rows the kernel cannot walk
+        elif getattr(group, "row", False):
+            source, name, consts = codegen.generate(group, inputs, outputs)
             self.kernel = codegen.RowKernel(source, name, consts, group.shape, dtypes,
                                             [tuple(tensor_meta(o).shape) for o in outputs])
             self.kernel.eager = self.eager   # rows the kernel cannot walk
         else:
+            source, name, consts = codegen.generate(group, inputs, outputs)
             self.kernel = codegen.Kernel(source, name, consts, group.shape, dtypes)
+        self.__name__ = name
         counters["kernels"] += 1
         # the group's ops as eager calls, for the backward's recompute
         where = {n: _Slot("in", k) for k, n in enumerate(inputs)}
