@@ -160,6 +160,8 @@ from .ao._fake_quant_ops import (  # noqa: E402,F401
     fake_quantize_per_tensor_affine)
 from . import ao as _ao  # noqa: E402
 globals().update({_n: getattr(_ao, _n) for _n in _ao.SENTINELS})   # quint8, per_tensor_affine
+from .ao import _qtensor  # noqa: E402
+_qtensor.install(_sys.modules[__name__])   # quantize_per_tensor, dequantize, Tensor.int_repr
 from ._typed_storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
 from ._typed_storage import install as _install_storage, LEGACY as _legacy_storages  # noqa: E402,E501
 _install_storage(Tensor)   # Tensor.storage(), Tensor.untyped_storage() -> UntypedStorage
@@ -170,7 +172,7 @@ def __getattr__(name):
     # framework.multiprocessing is imported on first use (it registers pickle reducers);
     # framework.distributions, compiler, _dynamo and hub too, to keep `import framework` light
     if name in ("multiprocessing", "distributions", "compiler", "_dynamo", "hub", "fx",
-                "futures", "export"):
+                "futures", "export", "quantization"):
         import importlib
         return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

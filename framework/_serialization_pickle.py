@@ -12,6 +12,7 @@ import pickle
 from . import _dtype
 from ._device import device as _device
 from ._tensor import Size, Tensor
+from .ao import _Sentinel
 
 # ---- names written into the pickle ------------------------------------------------------
 
@@ -41,6 +42,11 @@ _STORAGE_NAMES = {
     _dtype.float32: "FloatStorage", _dtype.float64: "DoubleStorage",
 }
 _STORAGE_GLOBALS = {d: _Global("torch", n) for d, n in _STORAGE_NAMES.items()}
+# a quantized tensor's integers are saved as PyTorch's quantized storages
+_QSTORAGE_NAMES = {"qint8": ("QInt8Storage", _dtype.int8),
+                   "quint8": ("QUInt8Storage", _dtype.uint8),
+                   "qint32": ("QInt32Storage", _dtype.int32)}
+_REBUILD_QTENSOR = _Global("torch._utils", "_rebuild_qtensor")
 
 
 class StorageRef:
@@ -85,14 +91,17 @@ class Pickler(pickle._Pickler):
         elif self._dtypes[id(st)] is not dt:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same "
                                "data as different types")
-        return ("storage", _STORAGE_GLOBALS[dt], key, location_tag(st.device),
+        name = _STORAGE_GLOBALS.get(dt) or _Global("torch", _QSTORAGE_NAMES[dt.name][0])
+        return ("storage", name, key, location_tag(st.device),
                 st.nbytes // dt.itemsize)
 
     def reducer_override(self, obj):
         t = type(obj)
-        if t is _Global or t is _dtype.dtype:
+        if t is _Global or t is _dtype.dtype or t is _Sentinel:
             return obj.name                      # a string: save_global below writes it
         if isinstance(obj, Tensor):
+            if obj.is_quantized:
+                return _reduce_qtensor(obj)
             if isinstance(obj, _lazy_types()):
                 # a lazy module's placeholder: its class and requires_grad, PyTorch's form
                 return (_Global("torch.nn.parameter", t.__name__), (obj.requires_grad,))
@@ -108,7 +117,7 @@ class Pickler(pickle._Pickler):
         t = type(obj)
         if t is _Global:
             module = obj.module
-        elif t is _dtype.dtype:
+        elif t is _dtype.dtype or t is _Sentinel:
             module = "torch"
         else:
             return super().save_global(obj, name)
@@ -124,6 +133,15 @@ def _reduce_tensor(t):
         raise RuntimeError("Cannot serialize a tensor on the meta device")
     return (_REBUILD_TENSOR, (StorageRef(t._storage, t.dtype), t._offset, tuple(t._shape),
                               tuple(t._stride), t._requires_grad, collections.OrderedDict()))
+
+
+def _reduce_qtensor(t):
+    # PyTorch's form: the integers' storage, and (qscheme, scale, zero_point[, axis])
+    q = t._qint
+    params = (t._qscheme, t._scale, t._zp) if t._axis is None else \
+        (t._qscheme, t._scale, t._zp, t._axis)
+    return (_REBUILD_QTENSOR, (StorageRef(q._storage, t.dtype), q._offset, tuple(q._shape),
+                               tuple(q._stride), params, False, collections.OrderedDict()))
 
 
 # ---- loading: what PyTorch's names become -----------------------------------------------
@@ -181,6 +199,13 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
     return t
 
 
+def _rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params,
+                     requires_grad=False, backward_hooks=None):
+    from .ao import _qtensor
+    q = _rebuild_tensor_v2(storage, storage_offset, size, stride)
+    return _qtensor.from_saved(q, quantizer_params)
+
+
 def _rebuild_tensor(storage, storage_offset, size, stride):
     return _rebuild_tensor_v2(storage, storage_offset, size, stride)
 
@@ -222,6 +247,7 @@ def _torch_names():
     names = {
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
         "torch._utils._rebuild_tensor": _rebuild_tensor,
+        "torch._utils._rebuild_qtensor": _rebuild_qtensor,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
@@ -236,6 +262,11 @@ def _torch_names():
     }
     for d, n in _STORAGE_NAMES.items():
         names["torch." + n] = StorageType(d)
+    from . import ao
+    for n, d in _QSTORAGE_NAMES.values():
+        names["torch." + n] = StorageType(d)
+    for n in ao.SENTINELS:
+        names["torch." + n] = getattr(ao, n)
     for alias in ("bool", "uint8", "int8", "int16", "short", "int32", "int", "int64", "long",
                   "float16", "half", "bfloat16", "float32", "float", "float64", "double"):
         names["torch." + alias] = getattr(_dtype, alias)

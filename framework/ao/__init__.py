@@ -1,8 +1,9 @@
-"""``framework.ao``: quantization-aware training (fake quantization, observers).
+"""``framework.ao``: quantization (observers, fake quantization, quantized tensors and
+modules).
 
-The framework has no quantized tensors, so the quantized dtypes (``quint8``, ``qint8``,
-``qint32``) and the quantization schemes (``per_tensor_affine``, ...) are named sentinels
-here, exported at the top level under PyTorch's spellings; they only select observer ranges.
+The quantized dtypes (``quint8``, ``qint8``, ``qint32``) and the quantization schemes
+(``per_tensor_affine``, ...) are named sentinels here, exported at the top level under
+PyTorch's spellings; a quantized tensor (``framework.ao._qtensor``) carries one as its dtype.
 """
 
 
@@ -17,6 +18,18 @@ class _Sentinel:
 
     def __reduce__(self):
         return (_lookup, (self.name,))
+
+    # what code asks of a tensor's dtype (a quantized tensor carries one of these)
+    is_floating_point = is_complex = False
+    category, rank = 0, 0       # promotion reads these before the op refuses the tensor
+
+    @property
+    def itemsize(self):
+        return 4 if self.name == "qint32" else 1
+
+    @property
+    def is_signed(self):
+        raise RuntimeError("isSignedType not supported for quantized types")
 
 
 def _lookup(name):
@@ -37,7 +50,7 @@ SENTINELS = ("quint8", "qint8", "qint32", "per_tensor_affine", "per_tensor_symme
 
 def __getattr__(name):
     # framework.ao.quantization is imported on first use, as PyTorch does
-    if name == "quantization":
+    if name in ("quantization", "nn"):
         import importlib
-        return importlib.import_module(__name__ + ".quantization")
+        return importlib.import_module(__name__ + "." + name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
-"""``framework.ao.quantization``: quantization-aware training: observers, fake-quantize
-modules, QConfigs and stubs. The framework has no quantized kernels, so ``prepare_qat``
-and ``convert`` (which swap in quantized modules) are not available."""
+"""``framework.ao.quantization``: observers, fake-quantize modules, QConfigs, stubs, and
+post-training quantization: dynamic (``quantize_dynamic``) and eager-mode static
+(``prepare``, calibration, ``convert``)."""
 from .fake_quantize import (FakeQuantize, FakeQuantizeBase,  # noqa: F401
                             FusedMovingAvgObsFakeQuantize, default_fake_quant,
                             default_fused_act_fake_quant,
@@ -10,24 +10,27 @@ from .fake_quantize import (FakeQuantize, FakeQuantizeBase,  # noqa: F401
                             enable_fake_quant, enable_observer)
 from .observer import (MinMaxObserver, MovingAverageMinMaxObserver,  # noqa: F401
                        MovingAveragePerChannelMinMaxObserver, ObserverBase,
-                       PerChannelMinMaxObserver)
-from .qconfig import QConfig, default_qat_qconfig, get_default_qat_qconfig  # noqa: F401
+                       PerChannelMinMaxObserver, PlaceholderObserver,
+                       default_dynamic_quant_observer, default_observer,
+                       default_per_channel_weight_observer, default_weight_observer)
+from .qconfig import (QConfig, default_dynamic_qconfig, default_qat_qconfig,  # noqa: F401
+                      default_qconfig, get_default_qat_qconfig, per_channel_dynamic_qconfig)
+from .quantize import (convert, get_default_dynamic_quant_module_mappings,  # noqa: F401
+                       get_default_static_quant_module_mappings, prepare, quantize,
+                       quantize_dynamic)
 from .stubs import DeQuantStub, QuantStub  # noqa: F401
 
 
 def _not_available(name):
     def fn(*args, **kwargs):
         raise NotImplementedError(
-            f"framework.ao.quantization.{name} is not supported: it swaps in quantized "
-            f"modules, and the framework has no quantized tensors or kernels. Train with "
-            f"FakeQuantize modules (quantization-aware training) and export the scales and "
-            f"zero points instead.")
+            f"framework.ao.quantization.{name} is not supported: there are no quantized "
+            f"modules for quantization-aware training (QAT Linear/Conv) yet. Train with "
+            f"FakeQuantize modules and export the scales and zero points, or quantize after "
+            f"training with prepare/convert or quantize_dynamic.")
     fn.__name__ = name
     return fn
 
 
-prepare = _not_available("prepare")
 prepare_qat = _not_available("prepare_qat")
-convert = _not_available("convert")
-quantize = _not_available("quantize")
 quantize_qat = _not_available("quantize_qat")

@@ -9,7 +9,9 @@ from .. import (qint8, qint32, quint8, per_tensor_affine, per_tensor_symmetric,
                 per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams)
 
 __all__ = ["ObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
-           "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver"]
+           "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver",
+           "PlaceholderObserver", "default_observer", "default_weight_observer",
+           "default_per_channel_weight_observer", "default_dynamic_quant_observer"]
 
 _SYMMETRIC = (per_tensor_symmetric, per_channel_symmetric)
 _PER_CHANNEL = (per_channel_affine, per_channel_symmetric, per_channel_affine_float_qparams)
@@ -344,3 +346,29 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
             max_val = self.max_val + c * (max_cur - self.max_val)
         self._store(min_val, max_val)
         return x_orig
+
+
+class PlaceholderObserver(ObserverBase):
+    """Records nothing: marks the dtype (and, for dynamic quantization, that the range is
+    chosen at run time) of a tensor whose parameters are not observed."""
+
+    def __init__(self, dtype=fw.float32, custom_op_name="", compute_dtype=None,
+                 quant_min=None, quant_max=None, qscheme=None, eps=None, is_dynamic=False):
+        super().__init__(dtype=dtype, is_dynamic=is_dynamic)
+        self.qscheme = per_tensor_affine if qscheme is None else qscheme
+        self.quant_min, self.quant_max, self.eps = quant_min, quant_max, eps
+        self.custom_op = custom_op_name
+
+    def forward(self, x):
+        return x
+
+    def calculate_qparams(self):
+        raise Exception("calculate_qparams should not be called for PlaceholderObserver")
+
+
+default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
+default_weight_observer = MinMaxObserver.with_args(dtype=qint8, qscheme=per_tensor_symmetric)
+default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
+    dtype=qint8, qscheme=per_channel_symmetric)
+default_dynamic_quant_observer = PlaceholderObserver.with_args(
+    dtype=quint8, quant_min=0, quant_max=255, is_dynamic=True)

@@ -1,4 +1,5 @@
-"""``QConfig`` and the default quantization-aware-training configurations."""
+"""``QConfig`` and the default quantization configurations (quantization-aware training,
+post-training static and dynamic)."""
 from collections import namedtuple
 
 from framework import nn
@@ -6,9 +7,11 @@ from .fake_quantize import (FakeQuantize, FusedMovingAvgObsFakeQuantize, default
                             default_fused_per_channel_wt_fake_quant,
                             default_fused_wt_fake_quant, default_per_channel_weight_fake_quant,
                             default_weight_fake_quant)
+from . import observer as _obs
 from .observer import MovingAverageMinMaxObserver
 
-__all__ = ["QConfig", "default_qat_qconfig", "get_default_qat_qconfig"]
+__all__ = ["QConfig", "default_qat_qconfig", "get_default_qat_qconfig", "default_qconfig",
+           "default_dynamic_qconfig", "per_channel_dynamic_qconfig"]
 
 
 class QConfig(namedtuple("QConfig", ["activation", "weight"])):
@@ -51,3 +54,11 @@ def get_default_qat_qconfig(backend="x86", version=1):
         act_kwargs["reduce_range"] = backend != "qnnpack"
     return QConfig(activation=act.with_args(**act_kwargs),
                    weight=wt if backend == "qnnpack" else per_channel_wt)
+
+
+# ---- post-training quantization -----------------------------------------------------------
+default_qconfig = QConfig(activation=_obs.default_observer, weight=_obs.default_weight_observer)
+default_dynamic_qconfig = QConfig(activation=_obs.default_dynamic_quant_observer,
+                                  weight=_obs.default_weight_observer)
+per_channel_dynamic_qconfig = QConfig(activation=_obs.default_dynamic_quant_observer,
+                                      weight=_obs.default_per_channel_weight_observer)
