@@ -2,11 +2,12 @@
 
 With the default ``backend="inductor"`` a function or module is traced with
 ``framework.fx`` on its first call with new input shapes, dtypes, devices or
-requires_grad (the guard; sizes read while tracing are specialised), and its chains of
-pointwise ops on cuda tensors, with the last-dim reductions they feed, run as generated
-Triton kernels, one per chain (framework/_inductor). The graphs are cached per
-callable, up to ``framework._dynamo.config.cache_size_limit``. What cannot be traced
-(data-dependent control flow) runs eagerly, with one UserWarning; ``fullgraph=True``
+requires_grad, or in a new grad mode (the guard; sizes read while tracing are
+specialised), and its chains of pointwise ops on cuda tensors, with the last-dim
+reductions they feed, run as generated Triton kernels, one per chain, as do matmuls with
+the pointwise ops after them in the GEMM's epilogue (framework/_inductor). The graphs
+are cached per callable, up to ``framework._dynamo.config.cache_size_limit``. What cannot
+be traced (data-dependent control flow) runs eagerly, with one UserWarning; ``fullgraph=True``
 raises instead. On cpu the traced graph runs op by op. A callable ``backend`` gets each
 traced ``GraphModule`` and the example inputs and returns the callable to run, as in
 PyTorch. ``disable=True`` returns the model itself, and the other named backends
