@@ -38,7 +38,7 @@ from ._ops.memory_format import (  # noqa: E402,F401
     layout, strided)
 from ._ops.views import broadcast_tensors  # noqa: E402,F401
 from . import backends, cuda, linalg  # noqa: E402,F401
-from .cuda import OutOfMemoryError  # noqa: E402,F401
+from .cuda import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
 from ._matmul_precision import (  # noqa: E402,F401
     get_float32_matmul_precision, set_float32_matmul_precision,
 )
@@ -166,6 +166,14 @@ from ._typed_storage import TypedStorage, UntypedStorage, is_storage  # noqa: E4
 from ._typed_storage import install as _install_storage, LEGACY as _legacy_storages  # noqa: E402,E501
 _install_storage(Tensor)   # Tensor.storage(), Tensor.untyped_storage() -> UntypedStorage
 globals().update(_legacy_storages)   # FloatStorage, LongStorage, ...
+from . import _sym, _aten_extras, _build_info, _batch_norm_sync  # noqa: E402
+for _m in (_sym, _aten_extras, _build_info, _batch_norm_sync):   # a name defined above wins
+    globals().update({_n: getattr(_m, _n) for _n in _m.__all__ if _n not in globals()})
+_aten_extras.install(Tensor)   # Tensor.ger, hash_tensor, storage_type, module_load, ...
+from .jit import fork, wait  # noqa: E402,F401
+from ._dlpack import to_dlpack  # noqa: E402,F401
+from . import functional, storage, torch_version, version  # noqa: E402,F401
+from .torch_version import __version__  # noqa: E402,F401
 
 
 def __getattr__(name):

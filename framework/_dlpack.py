@@ -415,3 +415,9 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
                                   f"not {d}")
             return t.to(d)
     return t.clone() if copy else t
+
+
+def to_dlpack(tensor):
+    """A legacy (unversioned) DLPack capsule over ``tensor``'s memory, for
+    :func:`from_dlpack` in this or another library."""
+    return to_capsule(tensor)

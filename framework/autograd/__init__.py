@@ -161,3 +161,12 @@ from . import functional  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
 from . import forward_ad  # noqa: E402,F401
+from .engine_flags import (enforce_grad_layout_policy, is_multithreading_enabled,  # noqa: E402,F401,E501
+                           is_view_replay_enabled, set_multithreading_enabled)
+from .graph import SavedTensor  # noqa: E402,F401
+
+
+def variable(*args, **kwargs):
+    """Removed: use ``tensor(...)``."""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) "
+                       "instead")

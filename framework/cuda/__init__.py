@@ -246,3 +246,8 @@ from ._compat import (  # noqa: E402,F401
     set_per_process_memory_fraction, set_sync_debug_mode, temperature, utilization,
 )
 from ._compat import _cuda_getattr as __getattr__  # noqa: E402,F401  (default_generators)
+from ._legacy_api import (  # noqa: E402,F401
+    AcceleratorError, CudaError, check_error, cudaStatus, current_blas_handle,
+    get_allocator_backend, get_gencode_flags, LEGACY_STORAGES as _legacy_storages,
+)
+globals().update(_legacy_storages)   # framework.cuda.FloatStorage, ...

@@ -342,3 +342,32 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
                 shutil.copyfileobj(src, dst)
             os.remove(path)
     return handler
+
+
+# -- smaller pieces of torch.profiler's API ---------------------------------------------------
+
+def register_optimizer_step_post_hook(hook):
+    r"""Register a post hook common to all optimizers: ``hook(optimizer, args, kwargs)``;
+    returns a handle whose ``remove()`` removes it."""
+    # imported here: the profiler loads with autograd, before optim can be imported
+    from ..optim.optimizer import register_optimizer_step_post_hook as register
+    return register(hook)
+
+
+def kineto_available():
+    """Whether the Kineto tracing library is in use: no, events are recorded in Python."""
+    return False
+
+
+class RecordScope(enum.IntEnum):
+    """Where a recorded function comes from, with torch's values."""
+    FUNCTION = 0
+    BACKWARD_FUNCTION = 1
+    TORCHSCRIPT_FUNCTION = 2
+    KERNEL_FUNCTION_DTYPE = 3
+    CUSTOM_CLASS = 4
+    BUILD_FEATURE = 5
+    LITE_INTERPRETER = 6
+    USER_SCOPE = 7
+    STATIC_RUNTIME_OP = 8
+    STATIC_RUNTIME_MODEL = 9
