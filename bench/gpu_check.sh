@@ -152,7 +152,7 @@ fi
 # step), each beside torch on this device; their tables are appended to the results file.
 # BENCHES picks a subset, e.g. BENCHES="fused_layers.py optim.py".
 OTHER_ARGS=${OTHER_BENCH_ARGS-${BENCH_ARGS:-}}
-for b in ${BENCHES:-gpu_launch.py host_step.py nn.py fused_norm.py fused_loss.py fused_attention.py fused_layers.py optim.py train.py}; do
+for b in ${BENCHES:-gpu_launch.py host_step.py nn.py fused_norm.py fused_loss.py fused_attention.py fused_layers.py optim.py cuda_graphs.py train.py}; do
     [ -f "$BENCH_OUT" ] || echo "# GPU benchmarks, $GPU_NAME, $(date -u +%Y-%m-%d)" >"$BENCH_OUT"
     t0=$(date +%s)
     log="$LOGDIR/gpu_check_${b%.py}.log"

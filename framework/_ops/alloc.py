@@ -39,6 +39,15 @@ def remember(cache, key, value, limit=4096):
     return value
 
 
+def remember_filled(cache, key, value, limit=4096):
+    """``remember`` for a device constant the caller has just filled; while a CUDA graph
+    captures, the fill runs only at replay, so the value is not kept for eager calls."""
+    from ..cuda import graphs
+    if graphs._captures:
+        return value
+    return remember(cache, key, value, limit)
+
+
 def contiguous_strides(shape):
     """Row-major strides (in elements) of a shape."""
     st = ROW_MAJOR_STRIDES.get(shape)

@@ -535,9 +535,10 @@ def conj_physical(input, *, out=None):
     key = (dt, device)
     signs = _SIGNS.get(key)
     if signs is None:     # (1, -1): one multiply of the real view conjugates
-        signs = _SIGNS[key] = alloc.empty((2,), dt.to_real(), device)
+        signs = alloc.empty((2,), dt.to_real(), device)
         alloc.backend(device).copy.fill(signs[0], 1.0)
         alloc.backend(device).copy.fill(signs[1], -1.0)
+        alloc.remember_filled(_SIGNS, key, signs)
     res, target = _target("conj_physical", out, input._shape, dt, device, (input,),
                           out is input)
     _mul(as_real(input), signs, as_real(res))

@@ -152,7 +152,7 @@ def scalar_tensor(value, dtype, device):
     if t is None:
         t = alloc.empty((), dtype, device)
         alloc.backend(device).copy.fill(t, value)
-        alloc.remember(_scalars, key, t, 1024)
+        alloc.remember_filled(_scalars, key, t, 1024)
     return t
 
 

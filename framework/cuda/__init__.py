@@ -18,7 +18,8 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "devi
            "set_stream", "OutOfMemoryError", "memory_allocated", "max_memory_allocated",
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "memory_stats", "memory_summary", "empty_cache", "mem_get_info", "manual_seed",
-           "manual_seed_all", "is_simulated"]
+           "manual_seed_all", "is_simulated", "CUDAGraph", "graph", "graph_pool_handle",
+           "is_current_stream_capturing", "make_graphed_callables"]
 
 
 def is_available():
@@ -238,6 +239,10 @@ from .random import (  # noqa: E402,F401
     seed_all, set_rng_state, set_rng_state_all,
 )
 from . import nvtx  # noqa: E402,F401
+from . import graphs  # noqa: E402,F401
+from .graphs import (  # noqa: E402,F401
+    CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables,
+)
 from ._compat import (  # noqa: E402,F401
     caching_allocator_alloc, caching_allocator_delete, can_device_access_peer, clock_rate,
     device_memory_used, get_per_process_memory_fraction, get_sync_debug_mode, has_half,

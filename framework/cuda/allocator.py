@@ -102,6 +102,10 @@ class CachingAllocator:
         self._lock = threading.RLock()
         self.memory_fraction_limit = None   # bytes, from set_per_process_memory_fraction
         self._total = None                  # the device's capacity, asked for once
+        # the private pools of live CUDA graphs (framework/cuda/graphs.py): a pool is a
+        # negative stream tag, so its blocks serve only allocations made with that tag, and
+        # its segments stay reserved (not given back by empty_cache) while a graph uses it
+        self.graph_pools = set()
         if _history is not None:
             self._set_trace(_history)
 
@@ -138,6 +142,11 @@ class CachingAllocator:
                 self._record_oom(size, stream)
                 raise OutOfMemoryError(self._oom_message(alloc_size))
             ptr = self._raw_alloc(alloc_size)
+            if ptr is None and stream < 0:
+                # a graph is being captured: freeing cache means synchronizing the device,
+                # which capture forbids
+                self._record_oom(size, stream)
+                raise OutOfMemoryError(self._oom_message(alloc_size))
             if ptr is None and self._release_available_cached_blocks(small, stream, size):
                 ptr = self._raw_alloc(alloc_size)
             if ptr is None:
@@ -220,9 +229,15 @@ class CachingAllocator:
         """Gives every fully free segment back to the backend."""
         self._core.sync_events()
         self._synchronize_backend()
-        segs = {} if _history is None else {
+        segs = {} if _history is None and not self.graph_pools else {
             base: (sum(p[1] for p in parts), parts[0][2]) for base, parts in self._core.blocks()}
-        for ptr in self._core.release_free_segments():
+        if self.graph_pools:   # a live graph's pool keeps its segments
+            keep = self.graph_pools
+            ptrs = [ptr for ptr, (_, tag) in segs.items()
+                    if tag not in keep and self._core.release_segment(ptr)]
+        else:
+            ptrs = self._core.release_free_segments()
+        for ptr in ptrs:
             self._raw_free(ptr, *segs.get(ptr, (0, 0)))
 
     def _synchronize_backend(self):

@@ -42,6 +42,13 @@ CU_EVENT_BLOCKING_SYNC = 1
 CU_EVENT_DISABLE_TIMING = 2
 CU_MEMHOSTALLOC_PORTABLE = 1
 CU_MEMHOSTALLOC_DEVICEMAP = 2
+# CUstreamCaptureMode and CUstreamCaptureStatus
+CU_STREAM_CAPTURE_MODE_GLOBAL = 0
+CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1
+CU_STREAM_CAPTURE_MODE_RELAXED = 2
+CU_STREAM_CAPTURE_STATUS_NONE = 0
+CU_STREAM_CAPTURE_STATUS_ACTIVE = 1
+CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
 
 # Used when cuGetErrorName itself fails (unknown code, or the library is half-broken).
 _KNOWN_ERRORS = {
@@ -50,6 +57,7 @@ _KNOWN_ERRORS = {
     100: "CUDA_ERROR_NO_DEVICE", 101: "CUDA_ERROR_INVALID_DEVICE",
     201: "CUDA_ERROR_INVALID_CONTEXT", 400: "CUDA_ERROR_INVALID_HANDLE",
     600: "CUDA_ERROR_NOT_READY", 700: "CUDA_ERROR_ILLEGAL_ADDRESS",
+    900: "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", 901: "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
     999: "CUDA_ERROR_UNKNOWN",
 }
 
@@ -94,6 +102,14 @@ _SIGNATURES = {
     "cuEventDestroy_v2": [CUevent],
     "cuMemHostAlloc": [POINTER(c_void_p), c_size_t, c_uint],
     "cuMemFreeHost": [c_void_p],
+    # CUDA graphs (framework/cuda/graphs.py): stream capture, instantiate, launch
+    "cuStreamBeginCapture_v2": [CUstream, c_int],
+    "cuStreamEndCapture": [CUstream, POINTER(c_void_p)],
+    "cuStreamIsCapturing": [CUstream, POINTER(c_int)],
+    "cuGraphInstantiateWithFlags": [POINTER(c_void_p), c_void_p, c_uint64],
+    "cuGraphLaunch": [c_void_p, CUstream],
+    "cuGraphExecDestroy": [c_void_p],
+    "cuGraphDestroy": [c_void_p],
 }
 
 
@@ -314,6 +330,37 @@ class Driver:
 
     def event_destroy(self, event):
         self.call("cuEventDestroy_v2", CUevent(event))
+
+    # -- graphs (stream capture) ------------------------------------------------------------
+    def stream_begin_capture(self, stream, mode=CU_STREAM_CAPTURE_MODE_GLOBAL):
+        self.call("cuStreamBeginCapture_v2", CUstream(stream or None), mode)
+
+    def stream_end_capture(self, stream):
+        """The captured CUgraph (its handle as an int)."""
+        g = c_void_p()
+        self.call("cuStreamEndCapture", CUstream(stream or None), byref(g))
+        return g.value or 0
+
+    def stream_is_capturing(self, stream):
+        """The stream's CUstreamCaptureStatus (0: not capturing, 1: active, 2: invalidated)."""
+        status = c_int()
+        self.call("cuStreamIsCapturing", CUstream(stream or None), byref(status))
+        return status.value
+
+    def graph_instantiate(self, graph, flags=0):
+        """An executable graph (CUgraphExec) of ``graph``."""
+        e = c_void_p()
+        self.call("cuGraphInstantiateWithFlags", byref(e), c_void_p(graph), flags)
+        return e.value or 0
+
+    def graph_launch(self, graph_exec, stream):
+        self.call("cuGraphLaunch", c_void_p(graph_exec), CUstream(stream or None))
+
+    def graph_exec_destroy(self, graph_exec):
+        self.call("cuGraphExecDestroy", c_void_p(graph_exec))
+
+    def graph_destroy(self, graph):
+        self.call("cuGraphDestroy", c_void_p(graph))
 
 
 _LIBRARY = "libcuda.so.1"

@@ -15,6 +15,8 @@ import numpy as np
 import triton
 import triton.language as tl
 
+from ..cuda import graphs as _graphs
+
 BLOCK = 1024
 _PLANS = {}        # (device, numels) -> (numels, start, owner, grid), device tensors
 _TABLES = {}       # (device, dtype, values) -> a device tensor holding them
@@ -29,6 +31,9 @@ def _upload(arr, dev):
 
 
 def _remember(cache, key, value):
+    if _graphs._captures:
+        # an upload captured into a CUDA graph runs only at replay: not for eager calls
+        return value
     if len(cache) >= _MAX_CACHED:
         cache.pop(next(iter(cache)))
     cache[key] = value
