@@ -240,6 +240,7 @@ from .random import (  # noqa: E402,F401
 )
 from . import nvtx  # noqa: E402,F401
 from . import graphs  # noqa: E402,F401
+from . import comm, nccl, profiler, tunable  # noqa: E402,F401
 from .graphs import (  # noqa: E402,F401
     CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables,
 )

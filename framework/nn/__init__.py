@@ -2,6 +2,7 @@
 from .parameter import *  # noqa: F401,F403
 from .modules import *  # noqa: F401,F403
 from . import functional, init, parallel, utils  # noqa: F401
+from . import grad  # noqa: F401,E402
 # the package nn.attention, not modules/attention.py (which `from .modules import *` binds
 # to the same name, and which `from . import attention` would then return)
 import importlib as _importlib  # noqa: E402

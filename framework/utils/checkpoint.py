@@ -17,7 +17,6 @@ Two variants, chosen by ``use_reentrant``:
   shapes, dtypes and devices (``determinism_check="default"``).
 """
 import contextlib
-import enum
 import warnings
 import weakref
 
@@ -26,12 +25,16 @@ from ..autograd import engine as _engine, grad_mode
 from ..autograd.function import Function
 from ..autograd.graph import SavedTensor, saved_tensors_hooks
 from ._pytree import tree_map
+from ._selective_checkpoint import (  # noqa: F401
+    CheckpointPolicy, SelectiveCheckpointContext, create_selective_checkpoint_contexts,
+)
 
 __all__ = [
     "checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
     "check_backward_validity", "detach_variable", "get_device_states", "set_device_states",
     "noop_context_fn", "set_checkpoint_early_stop", "DefaultDeviceType",
-    "set_checkpoint_debug_enabled", "CheckpointPolicy",
+    "set_checkpoint_debug_enabled", "CheckpointPolicy", "SelectiveCheckpointContext",
+    "create_selective_checkpoint_contexts",
 ]
 
 _DEFAULT_DETERMINISM_MODE = "default"
@@ -433,12 +436,13 @@ _EMPTY = object()
 
 class _Holder:
     """What the graph keeps for a tensor saved inside a checkpoint: the recomputed tensor
-    between a recomputation and its unpack, nothing otherwise."""
+    and the backward (graph task) whose recomputation made it, nothing before."""
 
-    __slots__ = ("value", "__weakref__")
+    __slots__ = ("value", "task", "__weakref__")
 
     def __init__(self):
         self.value = _EMPTY
+        self.task = None
 
 
 class _CheckpointFrame:
@@ -516,6 +520,7 @@ class _recomputation_hook(saved_tensors_hooks):
             holder = frame.weak_holders[idx]()
             if holder is not None:      # None: freed by an earlier backward
                 holder.value = x
+                holder.task = _engine.current_graph_task()
                 frame.recomputed[idx] = frame.metadata_fn(x)
             if frame.early_stop and frame.recomp_counter == len(frame.weak_holders):
                 raise _StopRecomputationError
@@ -536,16 +541,17 @@ class _checkpoint_hook(saved_tensors_hooks):
             return holder
 
         def unpack_hook(holder):
-            if holder.value is _EMPTY:
-                # first unpack of this backward (or of one after it): recompute all at once
+            if holder.value is _EMPTY or holder.task is not _engine.current_graph_task():
+                # first unpack of this backward: recompute all at once. The value stays
+                # for the rest of this backward, since a node may unpack a saved tensor
+                # once per formula that reads it; the graph frees it with the node (with
+                # retain_graph=True, a later backward recomputes over it)
                 frame.recompute()
                 if holder.value is _EMPTY:
                     raise AssertionError(
                         "Something went unexpectedly wrong in activation checkpoint. "
                         "Please report this bug by filing an issue to PyTorch.")
-            ret = holder.value
-            holder.value = _EMPTY       # handed out once: freed as soon as backward is done
-            return ret
+            return holder.value
 
         super().__init__(pack_hook, unpack_hook)
 
@@ -611,16 +617,3 @@ def _checkpoint_without_reentrant_generator(fn, preserve_rng_state=True,
             "PyTorch's device state was initialized in the forward pass "
             "of a Checkpoint, which is not allowed. Please open an issue "
             "if you need this feature.")
-
-
-class CheckpointPolicy(enum.Enum):
-    """Policies of selective activation checkpointing (what ``policy_fn`` returns: save an
-    op's output or recompute it). The selective mode itself
-    (``create_selective_checkpoint_contexts``) is not implemented here."""
-
-    MUST_SAVE = 0
-    PREFER_SAVE = 1
-    MUST_RECOMPUTE = 2
-    PREFER_RECOMPUTE = 3
-    MUST_CPU_OFFLOAD = 4
-    PREFER_CPU_OFFLOAD = 5

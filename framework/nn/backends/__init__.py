@@ -1,0 +1,1 @@
+"""framework.nn.backends (PyTorch's ``torch.nn.backends``): kept for old pickles."""
