@@ -7,7 +7,9 @@ Start the processes with ``mpiexec -n N python script.py`` or
 ``init_process_group("mpi")`` or ``init_process_group("nccl")``. ``process_group`` says how
 ranks are formed (MPI starts them and carries NCCL's unique id), ``collectives`` holds the
 operations, ``mpi_backend`` how tensors reach MPI, ``nccl_backend`` and
-``nccl_collectives`` the NCCL binding and its collectives on the framework's streams.
+``nccl_collectives`` the NCCL binding and its collectives on the framework's streams;
+``store`` the key-value stores (``store_init`` the default group's), ``c10d_extras`` the
+rest of the group API (subgroups, monitored_barrier, coalesced collectives, debug levels).
 Importing this package does not start MPI (mpi4py is imported by ``init_process_group``).
 """
 from .process_group import (  # noqa: F401
@@ -26,3 +28,16 @@ from .collectives import (  # noqa: F401
 from .mpi_backend import ReduceOp  # noqa: F401
 from .device_mesh import DeviceMesh, init_device_mesh  # noqa: F401
 from .grad_bucket import GradBucket  # noqa: F401
+from .store import (  # noqa: F401
+    DistError, DistBackendError, DistNetworkError, DistStoreError, QueueEmptyError, Store,
+    HashStore, TCPStore, FileStore, PrefixStore,
+)
+from .c10d_extras import (  # noqa: F401
+    new_subgroups, new_subgroups_by_enumeration, monitored_barrier, all_gather_coalesced,
+    all_reduce_coalesced, get_pg_count, DebugLevel, get_debug_level, set_debug_level,
+    set_debug_level_from_env, is_ucc_available, is_xccl_available, breakpoint,
+    get_backend_config, BackendConfig, AllreduceOptions, AllreduceCoalescedOptions,
+    AllToAllOptions, BarrierOptions, BroadcastOptions, GatherOptions, ReduceOptions,
+    ReduceScatterOptions, ScatterOptions, GroupName, RankType, BuiltinCommHookType,
+)
+from . import distributed_c10d  # noqa: F401,E402

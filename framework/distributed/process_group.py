@@ -5,8 +5,9 @@ start: they must be started by ``mpiexec -n N python script.py`` or by
 ``python -m framework.distributed.run --nproc-per-node N script.py`` (which calls the
 ``mpiexec`` of the ``mpich`` wheel and also sets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
 ``MASTER_ADDR`` and ``MASTER_PORT``). ``init_process_group`` then takes ``MPI.COMM_WORLD``;
-the ``env://`` and ``file://`` init methods and explicit ``rank``/``world_size`` are checked
-against it rather than used to connect processes (MPI has already connected them). The
+the init methods (``env://``, ``tcp://``, ``file://``, ``store=``) and explicit
+``rank``/``world_size`` are checked against it rather than used to connect processes (MPI
+has already connected them); they only make the group's key-value store (store_init.py). The
 ``"nccl"`` backend forms its groups the same way and sends NCCL's unique id over them
 (nccl_backend.py).
 """
@@ -102,6 +103,8 @@ class ProcessGroup:
         self._rank = comm.Get_rank()
         self.broken = None      # the error that left a collective unfinished (a timeout)
         self.nccl = None        # nccl_backend.GroupState: cuda tensors go through NCCL
+        self.store = None       # the key-value store (store_init.py)
+        self.owned_store = None  # the TCPStore this group made (shut down with it)
 
     def rank(self):
         return self._rank
@@ -195,6 +198,14 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     device's communicator now rather than at the first collective."""
     if GroupMember.WORLD is not None:
         raise ValueError("trying to initialize the default process group twice!")
+    if store is not None:
+        # PyTorch's checks (assertions there)
+        if world_size <= 0:
+            raise AssertionError("world_size must be positive if using store")
+        if rank < 0:
+            raise AssertionError("rank must be non-negative if using store")
+        if init_method is not None:
+            raise AssertionError("Cannot specify both init_method and store.")
     if timeout is None:    # NCCL's default is 10 minutes in PyTorch
         timeout = timedelta(minutes=10) if str(backend).lower() == "nccl" else \
             default_pg_timeout
@@ -217,6 +228,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     comm = world.Dup()
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     pg = ProcessGroup(comm, range(comm.Get_size()), str(name), timeout)
+    from .store_init import default_store
+    pg.store, pg.owned_store = default_store(store, init_method, comm, timeout)
     if name == Backend.NCCL or (mixed and "nccl" in backend and nccl_backend.is_available()):
         nccl_backend.attach(pg, device_id)
     GroupMember.WORLD = pg
@@ -252,6 +265,9 @@ def destroy_process_group(group=None):
         if group in _groups:
             _groups.remove(group)
     for pg in doomed:
+        if getattr(pg, "owned_store", None) is not None:
+            pg.owned_store._shutdown()
+            pg.owned_store = None
         if pg.nccl is not None:
             pg.nccl.destroy()
         if pg.comm is not None:

@@ -14,9 +14,12 @@ from contextlib import contextmanager
 from ... import distributed as dist
 from ...autograd import grad_mode
 from ...autograd.graph import reached_leaves
+from ...distributed.algorithms.join import Join, Joinable, _JoinConfig
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
+
+from . import join_hooks as _join_hooks  # noqa: E402
 
 _UNFINISHED = (
     "Expected to have finished reduction in the prior iteration before starting a new one. "
@@ -58,14 +61,15 @@ def _used_leaves(outputs):
     return {id(v) for v in reached_leaves(_tensors_in(outputs, []))}
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """Wraps ``module`` for data-parallel training over ``process_group`` (default: the
     default group). Parameters and buffers are broadcast from rank 0 at construction, the
     gradients averaged over the ranks during ``backward``.
 
     ``find_unused_parameters``: find, after each forward, the parameters the output does not
     depend on, and count them as ready (their gradient as zero) so the reduction finishes.
-    ``broadcast_buffers``: copy rank 0's buffers to every rank at each forward."""
+    ``broadcast_buffers``: copy rank 0's buffers to every rank at each forward.
+    ``join()``: the context manager for uneven inputs across ranks (join_hooks.py)."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, process_group=None, bucket_cap_mb=None,
@@ -100,6 +104,10 @@ class DistributedDataParallel(Module):
         self._unused = ()
         self._used_work = None
         self._comm_hook = None
+        self._join_config = _JoinConfig.construct_disabled_join_config()
+        self._divide_by_initial_world_size = True
+        self._join_scale = None     # world size / ranks not joined, when not dividing by
+        #                             the initial world size
 
     def register_comm_hook(self, state, hook):
         """Replaces the all-reduce of each gradient bucket by ``hook(state, bucket)``, which
@@ -169,12 +177,18 @@ class DistributedDataParallel(Module):
         if self._started and self._pending_buckets():
             raise RuntimeError(_UNFINISHED)
         self._reset()
+        join_work = Join.notify_join_context(self)
         if self.broadcast_buffers and self.require_forward_param_sync and self._world > 1:
-            src = 0 if self.process_group is None else \
-                dist.get_global_rank(self.process_group, 0)
-            with grad_mode.no_grad():
-                for b in self.module.buffers():
-                    dist.broadcast(b.detach(), src, group=self.process_group)
+            if self._join_config.enable:
+                _join_hooks.sync_buffers(self, joined=False)
+            else:
+                src = 0 if self.process_group is None else \
+                    dist.get_global_rank(self.process_group, 0)
+                with grad_mode.no_grad():
+                    for b in self.module.buffers():
+                        dist.broadcast(b.detach(), src, group=self.process_group)
+        if self._join_config.enable:
+            _join_hooks.forward_sync_flag(self, join_work)
         out = self.module(*inputs, **kwargs)
         if grad_mode.is_grad_enabled() and self.require_backward_grad_sync:
             self._sync_now = True
@@ -188,6 +202,7 @@ class DistributedDataParallel(Module):
         self._started = False
         self._unused = ()
         self._used_work = None
+        self._join_scale = None
         self._next_bucket = 0
         self._ready = set()
         for b in self._buckets:
@@ -197,6 +212,30 @@ class DistributedDataParallel(Module):
     def _pending_buckets(self):
         return self._next_bucket < len(self._buckets) or any(
             b.work is not None for b in self._buckets)
+
+    # ---- uneven inputs (join_hooks.py) -----------------------------------------------------
+    def join(self, divide_by_initial_world_size=True, enable=True,
+             throw_on_early_termination=False):
+        """Context manager for training with uneven inputs: a rank that runs out of inputs
+        shadows the gradient all-reduces of the others (contributing zeros) until all are
+        done, then every rank takes the parameters of the last rank to finish.
+        ``divide_by_initial_world_size``: average the gradients over the whole world size
+        (True) or over the ranks not yet joined (False)."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        """DDP's ``JoinHook`` (``divide_by_initial_world_size``, default True)."""
+        divide = kwargs.get("divide_by_initial_world_size", True)
+        return _join_hooks.DDPJoinHook(self, divide)
+
+    @property
+    def join_device(self):
+        return self._params[0].device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
 
     @contextmanager
     def no_sync(self):
@@ -294,6 +333,8 @@ class DistributedDataParallel(Module):
                     reduced = b.flat
                 elif isinstance(reduced, (list, tuple)) and len(reduced) == 1:
                     reduced = reduced[0]
+                if self._join_scale is not None:
+                    reduced.mul_(self._join_scale)
                 for p, o in zip(b.params, b.offsets):
                     avg = reduced[o:o + p.numel()].view(p.shape)
                     if p.grad is not None:
