@@ -39,7 +39,7 @@ $(VENV)/.demo-installed: $(VENV)/.installed
 # SIM: 1 when cuda is simulated (TRITON_INTERPRET as set, else 1 without a CUDA driver)
 SIM = $${TRITON_INTERPRET-$$( $(PY) -c "import ctypes.util as u; print(0 if u.find_library('cuda') else 1)")}
 COMPILE_CHECK_TESTS ?= tests/kernels tests/test_pointwise.py tests/test_reduction.py \
-  tests/test_inductor_gemm.py
+  tests/test_inductor_gemm.py tests/nn/test_varlen_attention.py
 test: install
 	TRITON_INTERPRET=$(SIM) \
 	$(PY) -m pytest -q -n $(JOBS) -p no:cacheprovider --durations=30 tests

@@ -26,6 +26,14 @@ blocks of the transposed layout for its key block; the bool mask applies in the 
 blocks, none in the full ones. Tiles divide the BlockMask's blocks (powers of two), and a
 tile finds its block as offset // block size.
 
+Packed variable-length sequences (varlen_attn; VARLEN, a constexpr, 2 with seqused_k): the
+inputs are (1, H, T, D) views of packed (T, H, D) tensors, program_id(2) is the sequence;
+each program reads its start and length from cu_seq_q / cu_seq_k (_seq), moves its pointers
+(lse and delta too, of row stride T_q) to the start, and walks only the tiles of its own
+sequence under the window (_span). The window (WIN) is flash attention's: query i sees key
+j when -left <= j - (i + Lk - Lq) <= right (bottom-right aligned). Launchers live in
+framework/kernels/varlen_attention.py.
+
 Dropout keeps score (zh, i, j) when uint_to_uniform_float of the first Philox word of
 counter offset + (zh * Lq + i) * Lk + j is >= p (the stream native/attention.cpp uses),
 regenerated in the backward; kept probabilities are scaled by 1 / (1 - p).
@@ -80,7 +88,8 @@ def _acc(x, acc_t: tl.constexpr):
 
 @triton.jit
 def _scores(q, kt, scale, m_ptr, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n, Lq, Lk,
-            MASK: tl.constexpr, CAUSAL: tl.constexpr, IEEE: tl.constexpr):
+            MASK: tl.constexpr, CAUSAL: tl.constexpr, IEEE: tl.constexpr, wl=0, wr=0,
+            WIN: tl.constexpr = False):
     """Scaled, masked scores of a (BM, BN) tile (fp32/fp64) and where they are valid."""
     s = _dot(q, kt, IEEE).to(scale.dtype) * scale
     valid = (offs_m[:, None] < Lq) & (offs_n[None, :] < Lk)
@@ -94,6 +103,11 @@ def _scores(q, kt, scale, m_ptr, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n, Lq, L
             s = s + tl.load(mp, mask=valid, other=0).to(s.dtype)
     if CAUSAL:
         valid = valid & (offs_n[None, :] <= offs_m[:, None])
+    if WIN:
+        # flash attention's window, aligned to the bottom-right corner: query i sits over
+        # key i + Lk - Lq and sees keys wl before it to wr after it
+        d = offs_n[None, :] - (offs_m[:, None] + (Lk - Lq))
+        valid = valid & (d <= wr) & (d >= -wl)
     s = tl.where(valid, s, float("-inf"))
     return s, valid
 
@@ -103,6 +117,34 @@ def _tile(P, z, h, sz, sh, rows, cols, sl, sd):
     """Pointers to the (rows, cols) tile of head (z, h) of a 4-D input of strides sz..sd."""
     return P + z.to(tl.int64) * sz + h.to(tl.int64) * sh + \
         rows.to(tl.int64) * sl + cols.to(tl.int64) * sd
+
+
+@triton.jit
+def _seq(CUQ, CUK, KUSED, VARLEN: tl.constexpr):
+    """(Lq, Lk, q0, k0) of packed sequence program_id(2): its rows start at cu_seq_q[n],
+    cu_seq_k[n] (int64 offsets); with seqused_k (VARLEN 2) only its first keys count."""
+    n = tl.program_id(2)
+    q0 = tl.load(CUQ + n)
+    k0 = tl.load(CUK + n)
+    Lq = tl.load(CUQ + n + 1) - q0
+    Lk = tl.load(CUK + n + 1) - k0
+    if VARLEN == 2:
+        Lk = tl.load(KUSED + n)
+    return Lq, Lk, q0.to(tl.int64), k0.to(tl.int64)
+
+
+@triton.jit
+def _span(m0, BM: tl.constexpr, Lm, Ln, before, after, BN: tl.constexpr, WIN: tl.constexpr):
+    """[lo, hi) of the columns (in tiles of BN, lo a multiple) that rows m0 .. m0 + BM - 1
+    of an Lm x Ln sequence may see under the window: row i sees column j when
+    -before <= j - (i + Ln - Lm) <= after; none for rows past the end."""
+    lo = Ln * 0
+    hi = Ln
+    if WIN:
+        hi = tl.minimum(Ln, m0 + BM + (Ln - Lm) + after)
+        lo = tl.maximum(lo, m0 + (Ln - Lm) - before) // BN * BN
+    hi = tl.where(m0 < Lm, hi, 0)
+    return lo, hi
 
 
 @triton.jit
@@ -117,13 +159,14 @@ def _keep(seed, offset, zh, offs_m, offs_n, Lq, Lk, p):
 def _fwd_step(q, acc, m_i, l_i, start, K, V, M, z, h, hk, zh, skz, skh, skl, skd,
               svz, svh, svl, svd, ms0, ms1, ms2, ms3, offs_m, offs_d, offs_dv, Lq, Lk, D, DV,
               sc, seed, offset, p, ks, MASK: tl.constexpr, CAUSAL: tl.constexpr,
-              DROP: tl.constexpr, IEEE: tl.constexpr, BN: tl.constexpr):
+              DROP: tl.constexpr, IEEE: tl.constexpr, BN: tl.constexpr, wl=0, wr=0,
+              WIN: tl.constexpr = False):
     """One key tile of the online softmax: the updated (acc, m_i, l_i)."""
     offs_n = start + tl.arange(0, BN)
     kt = tl.load(_tile(K, z, hk, skz, skh, offs_n[None, :], offs_d[:, None], skl, skd),
                  mask=(offs_n[None, :] < Lk) & (offs_d[:, None] < D), other=0)
     s, valid = _scores(q, kt, sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
-                       Lq, Lk, MASK, CAUSAL, IEEE)
+                       Lq, Lk, MASK, CAUSAL, IEEE, wl, wr, WIN)
     m_new = tl.maximum(m_i, tl.max(s, 1))
     ref = tl.where(m_new == float("-inf"), 0, m_new)   # exp(-inf - 0) = 0, not NaN
     alpha = tl.exp(m_i - ref)
@@ -145,19 +188,29 @@ def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                 soz, soh, sol, sod, ms0, ms1, ms2, ms3,
                 seed: tl.uint64, offset: tl.uint64, p: tl.float32,
                 keep_scale: tl.float64, BNUM, BIDX, FNUM, FIDX, nsb, nsh, NC,
+                CUQ, CUK, KUSED, WL, WR,
                 MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                 IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
                 BDV: tl.constexpr, SPARSE: tl.constexpr = False, QBS: tl.constexpr = 1,
-                KBS: tl.constexpr = 1):
+                KBS: tl.constexpr = 1, VARLEN: tl.constexpr = 0,
+                WIN: tl.constexpr = False):
     pid = tl.program_id(0)
     zh = tl.program_id(1)
     z = zh // Hq
     h = zh % Hq
     hk = h // (Hq // Hkv)
+    LR = Lq     # lse's row stride: Lq, or T_q of the packed sequences
+    if VARLEN != 0:
+        Lq, Lk, q0, k0 = _seq(CUQ, CUK, KUSED, VARLEN)
+        Q += q0 * sql
+        O += q0 * sol
+        K += k0 * skl
+        V += k0 * svl
+        LSE += q0
     offs_m = pid * BM + tl.arange(0, BM)
     offs_d = tl.arange(0, BD)
     offs_dv = tl.arange(0, BDV)
-    q_rows = zh.to(tl.int64) * Lq + offs_m
+    q_rows = zh.to(tl.int64) * LR + offs_m
     q = tl.load(_tile(Q, z, h, sqz, sqh, offs_m[:, None], offs_d[None, :], sql, sqd),
                 mask=(offs_m[:, None] < Lq) & (offs_d[None, :] < D), other=0)
     acc_t = LSE.dtype.element_ty
@@ -186,6 +239,14 @@ def _fwd_kernel(Q, K, V, M, O, LSE, scale: tl.float64, Hq, Hkv, Lq, Lk, D, DV,
                                           ms0, ms1, ms2, ms3, offs_m, offs_d, offs_dv, Lq, Lk,
                                           D, DV, sc, seed, offset, p, ks, 0, False, False,
                                           IEEE, BN)
+    elif VARLEN != 0:
+        lo, hi = _span(pid * BM, BM, Lq, Lk, WL, WR, BN, WIN)
+        for start in range(lo, hi, BN):
+            acc, m_i, l_i = _fwd_step(q, acc, m_i, l_i, start, K, V, M, z, h, hk, zh,
+                                      skz, skh, skl, skd, svz, svh, svl, svd,
+                                      ms0, ms1, ms2, ms3, offs_m, offs_d, offs_dv, Lq, Lk,
+                                      D, DV, sc, seed, offset, p, ks, 0, False, False,
+                                      IEEE, BN, WL, WR, WIN)
     else:
         hi = Lk
         if CAUSAL:
@@ -227,7 +288,8 @@ def _delta_kernel(O, DO, DELTA, Hq, Lq, DV, soz, soh, sol, sod, sdz, sdh, sdl, s
 def _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh, sqz, sqh, sql, sqd,
                sdz, sdh, sdl, sdd, ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk, D, DV,
                sc, seed, offset, p, ks, MASK: tl.constexpr, CAUSAL: tl.constexpr,
-               DROP: tl.constexpr, IEEE: tl.constexpr, BM: tl.constexpr):
+               DROP: tl.constexpr, IEEE: tl.constexpr, BM: tl.constexpr, wl=0, wr=0,
+               WIN: tl.constexpr = False):
     """One query tile's share of (dk, dv) for this key block."""
     acc_t = dk.dtype
     offs_m = start + tl.arange(0, BM)
@@ -240,7 +302,7 @@ def _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh, sqz, sqh, sq
     lse = tl.load(LSE + q_rows, mask=m_in, other=float("inf"))
     delta = tl.load(DELTA + q_rows, mask=m_in, other=0)
     s, valid = _scores(q, tl.trans(k), sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
-                       Lq, Lk, MASK, CAUSAL, IEEE)
+                       Lq, Lk, MASK, CAUSAL, IEEE, wl, wr, WIN)
     pr = tl.where(valid, tl.exp(s - lse[:, None]), 0)
     dp = _dot(do, tl.trans(v), IEEE).to(acc_t)
     if DROP:
@@ -262,15 +324,28 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
                  sdz, sdh, sdl, sdd, s1z, s1h, s1l, s1d, s2z, s2h, s2l, s2d,
                  ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
                  p: tl.float32, keep_scale: tl.float64, BNUM, BIDX, FNUM, FIDX, nsb, nsh, NC,
+                 CUQ, CUK, KUSED, WL, WR,
                  MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                  IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
                  BDV: tl.constexpr, SPARSE: tl.constexpr = False, QBS: tl.constexpr = 1,
-                 KBS: tl.constexpr = 1):
+                 KBS: tl.constexpr = 1, VARLEN: tl.constexpr = 0,
+                 WIN: tl.constexpr = False):
     pid = tl.program_id(0)
     zk = tl.program_id(1)
     z = zk // Hkv
     hk = zk % Hkv
     group = Hq // Hkv
+    LR = Lq
+    if VARLEN != 0:
+        Lq, Lk, q0, k0 = _seq(CUQ, CUK, KUSED, VARLEN)
+        Q += q0 * sql
+        DO += q0 * sdl
+        LSE += q0
+        DELTA += q0
+        K += k0 * skl
+        V += k0 * svl
+        DK += k0 * s1l
+        DV_ += k0 * s2l
     offs_n = pid * BN + tl.arange(0, BN)
     offs_d = tl.arange(0, BD)
     offs_dv = tl.arange(0, BDV)
@@ -287,35 +362,47 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
     lo = 0
     if CAUSAL:
         lo = (pid * BN) // BM * BM      # rows above the first key of the block see none
-    for g in range(0, group):
-        h = hk * group + g
-        zh = z * Hq + h
-        if SPARSE:
-            # only the query blocks the BlockMask lists for this key block (its transpose)
-            nb = z * nsb + h * nsh + (pid * BN) // KBS
-            for i in range(0, tl.load(BNUM + nb)):
-                q0 = tl.load(BIDX + nb.to(tl.int64) * NC + i) * QBS
-                for start in range(q0, tl.minimum(q0 + QBS, Lq), BM):
+    if VARLEN != 0:
+        # the step indexes lse and delta by row only: point them at head h
+        lo, hi = _span(pid * BN, BN, Lk, Lq, WR, WL, BM, WIN)
+        for g in range(0, group):
+            h = hk * group + g
+            for start in range(lo, hi, BM):
+                dk, dv = _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE + h * LR,
+                                    DELTA + h * LR, z, h, z * 0, sqz, sqh, sql, sqd,
+                                    sdz, sdh, sdl, sdd, ms0, ms1, ms2, ms3, offs_n, offs_d,
+                                    offs_dv, Lq, Lk, D, DV, sc, seed, offset, p, ks, 0, False,
+                                    False, IEEE, BM, WL, WR, WIN)
+    else:
+        for g in range(0, group):
+            h = hk * group + g
+            zh = z * Hq + h
+            if SPARSE:
+                # only the query blocks the BlockMask lists for this key block (its transpose)
+                nb = z * nsb + h * nsh + (pid * BN) // KBS
+                for i in range(0, tl.load(BNUM + nb)):
+                    q0 = tl.load(BIDX + nb.to(tl.int64) * NC + i) * QBS
+                    for start in range(q0, tl.minimum(q0 + QBS, Lq), BM):
+                        dk, dv = _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh,
+                                            sqz, sqh, sql, sqd, sdz, sdh, sdl, sdd,
+                                            ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk,
+                                            D, DV, sc, seed, offset, p, ks, MASK, False, False,
+                                            IEEE, BM)
+                for i in range(0, tl.load(FNUM + nb)):
+                    q0 = tl.load(FIDX + nb.to(tl.int64) * NC + i) * QBS
+                    for start in range(q0, tl.minimum(q0 + QBS, Lq), BM):
+                        dk, dv = _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh,
+                                            sqz, sqh, sql, sqd, sdz, sdh, sdl, sdd,
+                                            ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk,
+                                            D, DV, sc, seed, offset, p, ks, 0, False, False,
+                                            IEEE, BM)
+            else:
+                for start in range(lo, Lq, BM):
                     dk, dv = _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh,
                                         sqz, sqh, sql, sqd, sdz, sdh, sdl, sdd,
                                         ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk,
-                                        D, DV, sc, seed, offset, p, ks, MASK, False, False,
+                                        D, DV, sc, seed, offset, p, ks, MASK, CAUSAL, DROP,
                                         IEEE, BM)
-            for i in range(0, tl.load(FNUM + nb)):
-                q0 = tl.load(FIDX + nb.to(tl.int64) * NC + i) * QBS
-                for start in range(q0, tl.minimum(q0 + QBS, Lq), BM):
-                    dk, dv = _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh,
-                                        sqz, sqh, sql, sqd, sdz, sdh, sdl, sdd,
-                                        ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk,
-                                        D, DV, sc, seed, offset, p, ks, 0, False, False,
-                                        IEEE, BM)
-        else:
-            for start in range(lo, Lq, BM):
-                dk, dv = _dkdv_step(k, v, dk, dv, start, Q, M, DO, LSE, DELTA, z, h, zh,
-                                    sqz, sqh, sql, sqd, sdz, sdh, sdl, sdd,
-                                    ms0, ms1, ms2, ms3, offs_n, offs_d, offs_dv, Lq, Lk,
-                                    D, DV, sc, seed, offset, p, ks, MASK, CAUSAL, DROP,
-                                    IEEE, BM)
     tl.store(_tile(DK, z, hk, s1z, s1h, offs_n[:, None], offs_d[None, :], s1l, s1d),
              _down(dk * sc, DK.dtype.element_ty), mask=n_in[:, None] & (offs_d[None, :] < D))
     tl.store(_tile(DV_, z, hk, s2z, s2h, offs_n[:, None], offs_dv[None, :], s2l, s2d),
@@ -326,7 +413,8 @@ def _dkdv_kernel(Q, K, V, M, DO, LSE, DELTA, DK, DV_, scale: tl.float64, Hq, Hkv
 def _dq_step(q, do, lse, delta, dq, start, K, V, M, z, h, hk, zh, skz, skh, skl, skd,
              svz, svh, svl, svd, ms0, ms1, ms2, ms3, offs_m, offs_d, offs_dv, Lq, Lk, D, DV,
              sc, seed, offset, p, ks, MASK: tl.constexpr, CAUSAL: tl.constexpr,
-             DROP: tl.constexpr, IEEE: tl.constexpr, BN: tl.constexpr):
+             DROP: tl.constexpr, IEEE: tl.constexpr, BN: tl.constexpr, wl=0, wr=0,
+             WIN: tl.constexpr = False):
     """One key tile's share of dq for this query block."""
     acc_t = dq.dtype
     offs_n = start + tl.arange(0, BN)
@@ -336,7 +424,7 @@ def _dq_step(q, do, lse, delta, dq, start, K, V, M, z, h, hk, zh, skz, skh, skl,
     vt = tl.load(_tile(V, z, hk, svz, svh, offs_n[None, :], offs_dv[:, None], svl, svd),
                  mask=n_in[None, :] & (offs_dv[:, None] < DV), other=0)
     s, valid = _scores(q, tl.trans(k), sc, M, ms0, ms1, ms2, ms3, z, h, offs_m, offs_n,
-                       Lq, Lk, MASK, CAUSAL, IEEE)
+                       Lq, Lk, MASK, CAUSAL, IEEE, wl, wr, WIN)
     pr = tl.where(valid, tl.exp(s - lse[:, None]), 0)
     dp = _dot(do, vt, IEEE).to(acc_t)
     if DROP:
@@ -353,19 +441,31 @@ def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, L
                sqz, sqh, sql, sqd, skz, skh, skl, skd, svz, svh, svl, svd,
                sdz, sdh, sdl, sdd, s1z, s1h, s1l, s1d, ms0, ms1, ms2, ms3, seed: tl.uint64, offset: tl.uint64,
                p: tl.float32, keep_scale: tl.float64, BNUM, BIDX, FNUM, FIDX, nsb, nsh, NC,
+               CUQ, CUK, KUSED, WL, WR,
                MASK: tl.constexpr, CAUSAL: tl.constexpr, DROP: tl.constexpr,
                IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BD: tl.constexpr,
                BDV: tl.constexpr, SPARSE: tl.constexpr = False, QBS: tl.constexpr = 1,
-               KBS: tl.constexpr = 1):
+               KBS: tl.constexpr = 1, VARLEN: tl.constexpr = 0,
+               WIN: tl.constexpr = False):
     pid = tl.program_id(0)
     zh = tl.program_id(1)
     z = zh // Hq
     h = zh % Hq
     hk = h // (Hq // Hkv)
+    LR = Lq
+    if VARLEN != 0:
+        Lq, Lk, q0, k0 = _seq(CUQ, CUK, KUSED, VARLEN)
+        Q += q0 * sql
+        DO += q0 * sdl
+        DQ += q0 * s1l
+        K += k0 * skl
+        V += k0 * svl
+        LSE += q0
+        DELTA += q0
     offs_m = pid * BM + tl.arange(0, BM)
     offs_d = tl.arange(0, BD)
     offs_dv = tl.arange(0, BDV)
-    q_rows = zh.to(tl.int64) * Lq + offs_m
+    q_rows = zh.to(tl.int64) * LR + offs_m
     m_in = offs_m < Lq
     q = tl.load(_tile(Q, z, h, sqz, sqh, offs_m[:, None], offs_d[None, :], sql, sqd),
                 mask=m_in[:, None] & (offs_d[None, :] < D), other=0)
@@ -393,6 +493,13 @@ def _dq_kernel(Q, K, V, M, DO, LSE, DELTA, DQ, scale: tl.float64, Hq, Hkv, Lq, L
                               skz, skh, skl, skd, svz, svh, svl, svd, ms0, ms1, ms2, ms3,
                               offs_m, offs_d, offs_dv, Lq, Lk, D, DV, sc, seed, offset, p, ks,
                               0, False, False, IEEE, BN)
+    elif VARLEN != 0:
+        lo, hi = _span(pid * BM, BM, Lq, Lk, WL, WR, BN, WIN)
+        for start in range(lo, hi, BN):
+            dq = _dq_step(q, do, lse, delta, dq, start, K, V, M, z, h, hk, zh,
+                          skz, skh, skl, skd, svz, svh, svl, svd, ms0, ms1, ms2, ms3,
+                          offs_m, offs_d, offs_dv, Lq, Lk, D, DV, sc, seed, offset, p, ks,
+                          0, False, False, IEEE, BN, WL, WR, WIN)
     else:
         hi = Lk
         if CAUSAL:
@@ -443,14 +550,16 @@ def _common(q, mask, scale, causal, dropout_p, seed, offset):
 def _sparse_args(q, blocks):
     """Kernel arguments of a block layout ``blocks`` = (num, idx, full_num, full_idx, Q block,
     KV block), int32 num (Bm, Hm, R) and idx (Bm, Hm, R, C), contiguous, full_* of the
-    same shapes (Bm, Hm of 1 broadcast); a dummy set when None (the dense path)."""
+    same shapes (Bm, Hm of 1 broadcast); a dummy set when None (the dense path). The
+    packed-sequence arguments (cu_seq_q, cu_seq_k, seqused_k, window) follow, dummies here."""
     if blocks is None:
-        return (q, q, q, q, 0, 0, 0), dict(SPARSE=False, QBS=1, KBS=1)
+        return (q, q, q, q, 0, 0, 0, q, q, q, 0, 0), dict(SPARSE=False, QBS=1, KBS=1)
     num, idx, fnum, fidx, qbs, kbs = blocks
     Bm, Hm, R, C = idx.shape
     nsb = Hm * R if Bm > 1 else 0
     nsh = R if Hm > 1 else 0
-    return (num, idx, fnum, fidx, nsb, nsh, C), dict(SPARSE=True, QBS=int(qbs), KBS=int(kbs))
+    return (num, idx, fnum, fidx, nsb, nsh, C, q, q, q, 0, 0), \
+        dict(SPARSE=True, QBS=int(qbs), KBS=int(kbs))
 
 
 def _sparse_tiles(bm, bn, blocks):

@@ -52,3 +52,6 @@ def sdpa_kernel(backends, set_priority=False):
         yield {}
     finally:
         _cuda._sdp.update(saved)
+
+
+from . import varlen  # noqa: E402,F401  (torch.nn.attention.varlen)
