@@ -11,7 +11,11 @@ subprocesses alternate (framework, torch, framework, ...) and each library's bes
 kept, which evens out a noisy machine.
 
     python bench/train.py [--device cpu|cuda] [--model demo|gpt2] [--quick] [--steps N]
-                          [--json FILE] [--profile]
+                          [--compile] [--json FILE] [--profile]
+
+``--compile``: the framework's model runs as ``framework.compile(model)`` (its row labelled
+"framework (compile)"; the warm-up steps include the trace); PyTorch stays eager, the
+reference.
 
 On the CPU the model is the demo's CPU default in float32; on a GPU the demo's GPU model
 under bfloat16 autocast; on the simulated GPU (TRITON_INTERPRET=1, no GPU: Triton's
@@ -107,7 +111,7 @@ def profile_steps(step, sync, gpu, n=PROFILE_STEPS):
     return line, table
 
 
-def worker(lib, device, steps, warmup, cfg, threads, profile=False):
+def worker(lib, device, steps, warmup, cfg, threads, profile=False, compiled=False):
     if lib == "torch":
         import torch
         import torch.nn as nn
@@ -125,6 +129,7 @@ def worker(lib, device, steps, warmup, cfg, threads, profile=False):
                            n_head=cfg["n_head"], n_embd=cfg["n_embd"])
     model = ns["GPT"](gcfg).to(device)
     opt = model.configure_optimizer(1e-3, 0.1)
+    forward = torch.compile(model) if compiled and lib == "framework" else model
     B, T = cfg["batch_size"], cfg["block_size"]
     x = torch.randint(0, 256, (B, T), device=device)
     y = torch.randint(0, 256, (B, T), device=device)
@@ -134,7 +139,7 @@ def worker(lib, device, steps, warmup, cfg, threads, profile=False):
         opt.zero_grad(set_to_none=True)
         with torch.autocast(device_type="cuda" if gpu else "cpu", dtype=torch.bfloat16,
                             enabled=gpu):
-            _, loss = model(x, y)
+            _, loss = forward(x, y)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -164,7 +169,7 @@ def worker(lib, device, steps, warmup, cfg, threads, profile=False):
     median = times[len(times) // 2]
     out = {"lib": lib, "tokens_per_s": B * T / median, "step_ms": median * 1e3,
            "params": sum(p.numel() for p in model.parameters()),
-           "threads": torch.get_num_threads()}
+           "threads": torch.get_num_threads(), "compile": forward is not model}
     if profile:
         out["profile_line"], out["profile_table"] = profile_steps(step, sync, gpu)
     if gpu:
@@ -190,7 +195,7 @@ def run_worker(lib, args, profile=False):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, "--device", args.device,
            "--steps", str(args.steps), "--warmup", str(args.warmup),
            "--threads", str(args.threads), "--model", args.model] + (
-               ["--profile"] if profile else [])
+               ["--profile"] if profile else []) + (["--compile"] if args.compile else [])
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if r.returncode != 0:
         raise SystemExit(f"{lib} worker failed:\n{r.stdout}\n{r.stderr}")
@@ -209,6 +214,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=None, help="runs per library")
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (default: each "
                     "library's own default)")
+    ap.add_argument("--compile", action="store_true", help="the framework's model as "
+                    "framework.compile(model) (PyTorch stays eager)")
     ap.add_argument("--json", help="write the results to this file")
     ap.add_argument("--profile", action="store_true", help=f"after the last framework run's "
                     f"timed steps, profile {PROFILE_STEPS} steps (framework.profiler) and print "
@@ -232,7 +239,7 @@ def main():
         args.warmup = 1 if simulated else 3
     if args.worker:
         return worker(args.worker, args.device, args.steps, args.warmup, cfg, args.threads,
-                      args.profile)
+                      args.profile, args.compile)
     rounds = args.rounds or (1 if simulated else 2 if args.quick else 3)
     libs = ["framework"]
     if simulated:
@@ -269,7 +276,8 @@ def main():
         r = best[lib]
         ratio = f"{r['tokens_per_s'] / ref['tokens_per_s']:.2f}x" if ref else "-"
         mem = f"{r['peak_mb'] / ref['peak_mb']:.2f}x" if ref and ref["peak_mb"] > 0 else "-"
-        print(f"| {lib} | {r['tokens_per_s']:,.0f} | {r['step_ms']:.1f} | {r['peak_mb']:.1f} "
+        label = f"{lib} (compile)" if r.get("compile") else lib
+        print(f"| {label} | {r['tokens_per_s']:,.0f} | {r['step_ms']:.1f} | {r['peak_mb']:.1f} "
               f"| {r['threads']} | {ratio} | {mem} |")
     if profiled is not None:
         print()

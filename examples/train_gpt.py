@@ -10,7 +10,11 @@ fresh model and checks the held-out loss is unchanged, samples some text, and dr
 curve. It is written as a PyTorch script would be: only ``import framework as torch``.
 
     python examples/train_gpt.py [--device cpu|cuda] [--steps N] [--batch-size B]
-        [--block-size T] [--n-layer L] [--resume] [--out DIR]
+        [--block-size T] [--n-layer L] [--compile] [--resume] [--out DIR]
+
+``--compile`` trains with ``torch.compile(model)`` (as nanoGPT's flag; on cuda its pointwise
+chains and its matmuls with the ops after them become generated kernels); evaluation,
+sampling and the checkpoint use the model itself, so its state-dict keys are unchanged.
 
 On the CPU the defaults train for one to two minutes (2 cores); on a GPU the model is larger
 and runs under bfloat16 autocast. Losses are in nats per byte (divide by ln 2 for bits).
@@ -307,6 +311,8 @@ def parse_args(argv=None):
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--top-k", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1337)
+    ap.add_argument("--compile", action="store_true",
+                    help="train with torch.compile(model) (evaluation stays eager)")
     ap.add_argument("--resume", action="store_true", help="continue from OUT/ckpt.pt")
     ap.add_argument("--out", default=os.path.join(REPO, "build", "demo"),
                     help="directory for the checkpoint and the loss curve")
@@ -347,7 +353,10 @@ def main(argv=None):
     model = GPT(cfg).to(device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {cfg} ({n_params / 1e6:.2f}M parameters) on {device}"
-          f"{' with bfloat16 autocast' if use_bf16 else ', float32'}")
+          f"{' with bfloat16 autocast' if use_bf16 else ', float32'}"
+          f"{', compiled' if args.compile else ''}")
+    # the training forward only: eval, sampling and the checkpoint use the model itself
+    train_model = torch.compile(model) if args.compile else model
     optimizer = model.configure_optimizer(args.lr, args.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lr_lambda(max(1, args.steps // 10), args.steps))
@@ -385,7 +394,7 @@ def main(argv=None):
             x, y = next(batches)
             x, y = x.to(device), y.to(device)
             with autocast():
-                _, loss = model(x, y)
+                _, loss = train_model(x, y)
             (loss / args.grad_accum).backward()     # gradients add up over micro-batches
             step_loss += loss.item() / args.grad_accum
         grad_norm = nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)

@@ -92,6 +92,19 @@ def test_train_gpt_small(tmp_path):
     assert "(step 22)" in out, out
 
 
+def test_train_gpt_compile(tmp_path):
+    # --compile trains the compiled model (on cpu its traced graph, op by op): the same
+    # losses as eager, and a checkpoint of the model itself (keys without _orig_mod.)
+    args = ["--device", "cpu", "--steps", "3", "--batch-size", "2", "--grad-accum", "1",
+            "--block-size", "16", "--n-layer", "1", "--n-head", "2", "--n-embd", "32",
+            "--corpus-bytes", "200000", "--eval-windows", "4", "--sample-bytes", "8"]
+    compiled = run_example("train_gpt.py", *args, "--compile", "--out", str(tmp_path / "c"))
+    eager = run_example("train_gpt.py", *args, "--out", str(tmp_path / "e"))
+    assert ", compiled" in compiled and "unchanged" in compiled, compiled
+    pattern = r"step 3: train loss ([\d.]+), held-out loss ([\d.]+)"
+    assert number(pattern, compiled) == number(pattern, eager), (compiled, eager)
+
+
 def _real_gpu():
     import framework as fw
     return fw.cuda.is_available() and not fw.cuda.is_simulated()

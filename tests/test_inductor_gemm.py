@@ -155,6 +155,100 @@ def test_gpt_mlp_and_projections_fuse():
         close(grads[k], p.grad, fw.float32, 10.0)
 
 
+def grads_of(out, g, params):
+    out.backward(g)
+    grads = [p.grad.clone() for p in params]
+    for p in params:
+        p.grad = None
+    return grads
+
+
+@pytest.mark.parametrize("dtype", [fw.bfloat16, fw.float16])
+def test_autocast_linear_epilogues_are_eager_autocast(dtype):
+    # under autocast the float32 weight and bias are rounded to dtype as the kernel loads
+    # them, the product taken in dtype and each 16-bit value rounded as eager stores it: on
+    # the simulated GPU (the eager GEMM's tile order) the bits are eager autocast's
+    fw.manual_seed(3)
+    m = MLP(40, 48).to("cuda")
+    x = fw.randn(3, 11, 40, device="cuda", requires_grad=True)
+    f = fw.compile(m)
+    params = [x, *m.parameters()]
+    with fw.autocast(device_type="cuda", dtype=dtype):
+        f(x)
+        got = f(x)
+        want = m(x)
+        _, launched = kernels_launched(f, x)
+    assert len(gemm_names(f)) == 2 and len(launched) == 2
+    assert got.dtype == want.dtype == fw.float32   # x + bfloat16: the residual promotes
+    np.testing.assert_array_equal(got.detach().cpu().numpy(), want.detach().cpu().numpy())
+    g = fw.randn(3, 11, 40, device="cuda")
+    # backward: the group recomputed in the traced autocast state (backward runs with
+    # autocast off), so the float32 gradients are eager autocast's
+    for a, b in zip(grads_of(got, g, params), grads_of(want, g, params)):
+        assert a.dtype == b.dtype == fw.float32
+        np.testing.assert_array_equal(a.detach().cpu().numpy(), b.detach().cpu().numpy())
+    # torch's autocast (on cpu: the same casts) within the 16-bit dtype's tolerance
+    tx = torch.tensor(x.detach().cpu().numpy(), requires_grad=True)
+    tp = {k: torch.tensor(v.detach().cpu().numpy(), requires_grad=True)
+          for k, v in m.named_parameters()}
+    TF = torch.nn.functional
+    with torch.autocast("cpu", dtype=getattr(torch, dtype.name)):
+        ref = tx + TF.linear(TF.gelu(TF.linear(tx, tp["c_fc.weight"], tp["c_fc.bias"])),
+                             tp["c_proj.weight"], tp["c_proj.bias"])
+    close(got, ref.detach(), fw.bfloat16, 4.0)
+
+
+def autocast_forms(x, w, wt, b):
+    return F.gelu(F.linear(x, w, b)) * 3.0 + 1.0, fw.relu(fw.addmm(b, x[0], wt)) - 0.5
+
+
+def test_autocast_matmul_forms_round_each_16_bit_value():
+    # bfloat16 epilogue values rounded as eager rounds each op's result (gelu's, then the
+    # product's): eager's bits; addmm casts its float32 bias and operands as linear does
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((2, 11, 40), (48, 40), (48,))]
+    x, w, b = (fw.tensor(a, device="cuda") for a in arrays)
+    f = fw.compile(autocast_forms)
+    with fw.autocast(device_type="cuda", dtype=fw.bfloat16):
+        f(x, w, w.t(), b)
+        got = f(x, w, w.t(), b)
+        want = autocast_forms(x, w, w.t(), b)
+    assert len(gemm_names(f)) == 2
+    for a, e in zip(got, want):
+        assert a.dtype == e.dtype == fw.bfloat16
+        np.testing.assert_array_equal(a.float().cpu().numpy(), e.float().cpu().numpy())
+    tx, tw, tb = (torch.tensor(a) for a in arrays)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ref = (torch.nn.functional.gelu(torch.nn.functional.linear(tx, tw, tb)) * 3.0 + 1.0,
+               torch.relu(torch.addmm(tb, tx[0], tw.t())) - 0.5)
+    for a, t in zip(got, ref):
+        close(a, t.float(), fw.bfloat16, 8.0)
+
+
+def test_gpt_fuses_under_autocast():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+    from train_gpt import GPT, GPTConfig
+    cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=1, n_head=2, n_embd=32)
+    fw.manual_seed(0)
+    m = GPT(cfg).to("cuda")
+    idx = fw.randint(0, 64, (2, 16), device="cuda")
+    f = fw.compile(m)
+    with fw.autocast(device_type="cuda", dtype=fw.bfloat16):
+        f(idx, idx)
+        logits, loss = f(idx, idx)
+        want, wloss = m(idx, idx)
+    # per layer: c_fc + gelu, and attention's and the MLP's c_proj + bias + residual
+    assert len(gemm_names(f)) == 3
+    assert logits.dtype == want.dtype == fw.bfloat16
+    np.testing.assert_array_equal(logits.detach().float().cpu().numpy(),
+                                  want.detach().float().cpu().numpy())
+    assert loss.item() == wloss.item()
+    params = list(m.parameters())
+    for a, b in zip(grads_of(loss, None, params), grads_of(wloss, None, params)):
+        assert a.dtype == fw.float32
+        np.testing.assert_array_equal(a.detach().cpu().numpy(), b.detach().cpu().numpy())
+
+
 @pytest.mark.skipif(not os.environ.get("FW_COMPILE_CHECK"), reason="compile check only")
 @pytest.mark.parametrize("dtype", [fw.float32, fw.bfloat16])
 def test_gemm_kernels_compile_with_the_gpu_configs_on_cuda(monkeypatch, dtype):

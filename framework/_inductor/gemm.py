@@ -6,7 +6,16 @@ Matmul forms (``resolve_mm``): ``F.linear`` with or without bias (and ``nn.Linea
 of the trace, lowered to ``F.linear`` on its parameters first: ``lower_linear``), ``mm``,
 ``addmm`` with the default ``beta`` and ``alpha``, and ``matmul``/``@`` of a 2-D or batched
 first operand, whose leading dims flatten into the rows, by a 2-D second one; float16,
-bfloat16 or float32 operands of the result's dtype, on one cuda device.
+bfloat16 or float32 operands of the result's dtype, on one cuda device. Under
+``autocast(device_type="cuda")`` (the graph is traced, guarded and fused in one autocast
+state) a matmul's float32 operands and bias are what eager autocast casts to its 16-bit
+dtype: the kernel rounds each tile to it as it loads it (``_mm_loop``'s DOT_T, the same
+bits as the cast), so a float32 weight costs no cast kernel.
+
+The epilogue rounds the product (bias added in float32 to the float32 accumulator) and
+each 16-bit value it computes to its dtype, as eager's kernels store them, so the ops after
+it read eager's values; the group's backward recomputes its ops in the autocast state it
+was traced in (trace.py), so its gradients are eager autocast's.
 
 The epilogue (``gemm_groups``) takes, in graph order up to the next in-place op, each
 fusible pointwise op (fuse.py's) of the matmul's output shape that reads a value of the
@@ -26,7 +35,7 @@ import triton
 
 from .. import _matmul_precision, cuda
 from .. import nn
-from .._ops import alloc
+from .._ops import alloc, autocast
 from ..fx.passes.shape_prop import _extract_tensor_metadata
 from ..kernels import fused_linear, linalg
 from ..kernels.launcher import cdiv
@@ -134,13 +143,24 @@ def resolve_mm(node):
     return Op(node, form, operands)
 
 
+def _autocast_dtype():
+    """The dtype autocast casts cuda matmuls to now (the graph is fused in the autocast
+    state it was traced in: the guard's), or None."""
+    st = autocast.state
+    return st.dtype["cuda"] if st.active and st.enabled["cuda"] else None
+
+
 def _mm_fusible(op):
-    """Whether a resolved matmul can open a GEMM group: dtypes, devices and ranks."""
+    """Whether a resolved matmul can open a GEMM group: dtypes, devices and ranks. Its
+    operands are of the result's dtype, or, under autocast to that dtype, float32 (what
+    autocast casts: the kernel rounds them as it loads them)."""
     meta, device = tensor_meta(op.node), op.node.meta.get("device")
     if meta is None or device is None or device.type != "cuda" or meta.dtype.name not in DOTS:
         return False
+    cast = meta.dtype is _autocast_dtype() and meta.dtype.name != "float32"
     metas = [tensor_meta(a) for a in op.operands]
-    if any(m is None or m.dtype != meta.dtype or a.meta.get("device") != device
+    if any(m is None or a.meta.get("device") != device
+           or not (m.dtype == meta.dtype or cast and m.dtype.name == "float32")
            for a, m in zip(op.operands, metas)):
         return False
     a, b = metas[0].shape, metas[1].shape
@@ -226,11 +246,15 @@ def generate(group, inputs, outputs):
         lines.append(f"x{k} = {load}" if tensor_meta(inputs[k]).dtype.name == "bool"
                      else f"x{k} = _up({load})")
     const, consts = codegen.constants(lines)
+    dot = tensor_meta(mm.node).dtype.name   # the product's dtype (autocast's, or the operands')
     fns = set()
     for j, op in enumerate(group.ops):
         if op is mm:
-            extra = "".join(f" + {value[a][0]}" for a in mm.operands[2:])
-            lines.append(f"v0 = acc{extra}")
+            # the bias (addmm's input) and the result rounded to the product's dtype, as
+            # eager's GEMM epilogue rounds them (autocast's cast of a float32 bias included)
+            extra = "".join(f" + {_rounded(value[a][0], tensor_meta(a).dtype.name, dot)}"
+                            for a in mm.operands[2:])
+            lines.append(f"v0 = {_rounded('(acc' + extra + ')', 'float32', dot)}")
             value[op.node] = ("v0", "tl.float32")
         elif op.name == "identity":
             value[op.node] = value[op.operands[0]]
@@ -238,6 +262,11 @@ def generate(group, inputs, outputs):
             if op.name != "cast":
                 fns.add(POINTWISE[op.name][0])
             codegen.emit(op, j, value, const, lines)
+            # a 16-bit value rounded as eager's kernel stores it, so that the ops after it
+            # read what they read in eager code
+            name = tensor_meta(op.node).dtype.name
+            if op.name != "cast" and name in ("float16", "bfloat16"):
+                lines.append(f"v{j} = {_rounded(f'v{j}', 'float32', name)}")
     for k, node in enumerate(outputs):
         lines.append(f"tl.store(out{k} + r * N + j, _down({value[node][0]}, "
                      f"out{k}.dtype.element_ty), mask=mask)")
@@ -254,8 +283,8 @@ def generate(group, inputs, outputs):
         f"_tile_operands(in{ia}, in{ib}, pid_m, pid_n, M, N, sam, sak, sbk, sbn, IDX64, "
         "BLOCK_M, BLOCK_N, BLOCK_K)",
         "acc, _ = _mm_loop(a_ptrs, b_ptrs, mask_m, mask_n, offs_k, K, step_a, step_b, MODE, "
-        f"PRECISION, ACC, in{ia}.dtype.element_ty, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, "
-        "BLOCK_N, BLOCK_K, False)",
+        f"PRECISION, ACC, tl.{dot}, UPCAST, EVEN_M, EVEN_N, EVEN_K, BLOCK_M, BLOCK_N, "
+        "BLOCK_K, False)",
         "mask = mask_m[:, None] & mask_n[None, :]",
         "r = offs_m[:, None]",
         "j = offs_n[None, :]"]
@@ -267,7 +296,15 @@ def generate(group, inputs, outputs):
     kernel = ('@triton.jit(do_not_specialize=["layout"])\ndef gemm_kernel('
               + ", ".join(params) + "):\n    " + "\n    ".join(head + lines) + "\n")
     name = "gemm_" + hashlib.sha256((text + kernel).encode()).hexdigest()[:16]
-    return text + "\n\n" + kernel.replace("gemm_kernel", name), name, consts, (ia, ib, loaded)
+    return (text + "\n\n" + kernel.replace("gemm_kernel", name), name, consts,
+            (ia, ib, loaded, dot))
+
+
+def _rounded(expr, have, dot):
+    """``expr`` (of dtype ``have``, computed in float32) rounded to the 16-bit ``dot``."""
+    if dot not in ("float16", "bfloat16") or have == dot:
+        return expr
+    return f"_up(_down({expr}, tl.{dot}))"
 
 
 class GemmKernel:
@@ -277,7 +314,7 @@ class GemmKernel:
 
     def __init__(self, source, name, consts, where, form, shape, out_dtypes):
         self.source, self.name = source, name
-        self.ia, self.ib, self.loaded = where
+        self.ia, self.ib, self.loaded, self.dot = where
         self.transposed = form == "linear"   # the weight (N, K) is read as b^T
         self.bits = _params_bits(*consts) if consts else ()
         self.shape, self.out_dtypes = tuple(shape), out_dtypes
@@ -316,7 +353,7 @@ class GemmKernel:
         idx64 = max([linalg._extent(m, n, n, 1), linalg._extent(m, k, sam, sak),
                      linalg._extent(k, n, sbk, sbn)]
                     + [linalg._extent(m, n, rs, ls) for rs, ls in loads]) > linalg._INT32_MAX
-        name = a.dtype.name
+        name = self.dot
         precision = None
         if name == "float32":
             precision = "tf32" if _matmul_precision.allow_tf32() else "ieee"

@@ -14,12 +14,14 @@ plain Python and are baked into the graph. A tensor's data stays symbolic: ``boo
 masks) raise ``TraceError`` and the caller falls back to eager.
 
 Under autograd a fused group runs as an ``autograd.Function`` whose backward recomputes
-the group's ops eagerly and takes their vector-Jacobian product, so gradients are eager's.
+the group's ops eagerly, in the autocast state the group was traced in (a backward pass
+runs with autocast off), and takes their vector-Jacobian product, so gradients are eager's.
 """
 import warnings
 
 from .. import autograd
 from .. import random as _random
+from .._ops import autocast
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..cuda import random as _cuda_random
@@ -164,6 +166,9 @@ class FusedCall:
             self.kernel = codegen.Kernel(source, name, consts, group.shape, dtypes)
         self.__name__ = name
         counters["kernels"] += 1
+        # the autocast state the group was traced (and guarded) in: its ops recompute in it
+        st = autocast.state
+        self.autocast = (dict(st.enabled), dict(st.dtype)) if st.active else None
         # the group's ops as eager calls, for the backward's recompute
         where = {n: _Slot("in", k) for k, n in enumerate(inputs)}
         self.program = []
@@ -190,6 +195,22 @@ class FusedCall:
 
     def eager(self, *inputs):
         """The group's outputs computed by its ops one by one, as eager code does."""
+        if self.autocast is None:
+            return self._eager(inputs)
+        # a backward pass runs with autocast off: the ops it recomputes must cast as the
+        # forward's did (linear's float32 weight to bfloat16...) for eager's gradients
+        st = autocast.state
+        saved = st.enabled, st.dtype, st.excluded, st.cache_enabled
+        st.enabled, st.dtype = dict(self.autocast[0]), dict(self.autocast[1])
+        st.excluded, st.cache_enabled = 0, False   # (casts cached past their region: stale)
+        st.refresh()
+        try:
+            return self._eager(inputs)
+        finally:
+            st.enabled, st.dtype, st.excluded, st.cache_enabled = saved
+            st.refresh()
+
+    def _eager(self, inputs):
         values = []
 
         def get(a):
