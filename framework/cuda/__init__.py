@@ -19,7 +19,7 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "devi
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "memory_stats", "memory_summary", "empty_cache", "mem_get_info", "manual_seed",
            "manual_seed_all", "is_simulated", "CUDAGraph", "graph", "graph_pool_handle",
-           "is_current_stream_capturing", "make_graphed_callables"]
+           "is_current_stream_capturing", "make_graphed_callables", "MemPool", "use_mem_pool"]
 
 
 def is_available():
@@ -243,6 +243,10 @@ from . import graphs  # noqa: E402,F401
 from . import comm, nccl, profiler, tunable  # noqa: E402,F401
 from .graphs import (  # noqa: E402,F401
     CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables,
+)
+from .mempool import (  # noqa: E402,F401
+    caching_allocator_disabled, caching_allocator_enable, change_current_allocator,
+    CUDAPluggableAllocator, MemPool, use_mem_pool,
 )
 from ._compat import (  # noqa: E402,F401
     caching_allocator_alloc, caching_allocator_delete, can_device_access_peer, clock_rate,

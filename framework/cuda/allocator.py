@@ -64,6 +64,9 @@ _NO_LIMIT = (1 << 63) - 1
 # framework/cuda/_memory_history.History while _record_memory_history records, else None
 # (the only cost of recording off on the slow path; the native hot path tests a pointer)
 _history = None
+# caching_allocator_enable(False) makes it False: each free gives a segment that became
+# wholly free back to the driver at once (through the native free hook, like _history)
+_caching_enabled = True
 
 
 def set_history(history, allocators):
@@ -74,6 +77,20 @@ def set_history(history, allocators):
     for a in allocators:
         if a is not None:
             a._set_trace(history)
+
+
+def set_caching_enabled(value, allocators):
+    """Turns caching on or off in ``allocators`` and in every one made later."""
+    global _caching_enabled
+    _caching_enabled = bool(value)
+    for a in allocators:
+        if a is not None:
+            a._set_trace(_history)
+
+
+def _capture_underway():
+    from . import graphs
+    return bool(graphs._captures)
 
 
 class CachingAllocator:
@@ -106,13 +123,33 @@ class CachingAllocator:
         # negative stream tag, so its blocks serve only allocations made with that tag, and
         # its segments stay reserved (not given back by empty_cache) while a graph uses it
         self.graph_pools = set()
-        if _history is not None:
+        # tags of the MemPools made with use_on_oom=True: a last resort for other requests
+        self.oom_pools = []
+        if _history is not None or not _caching_enabled:
             self._set_trace(_history)
 
     def _set_trace(self, history):
         # a partial, not a lambda: no frame of its own in the recorded stacks
-        self._core.set_trace(None if history is None else
-                             functools.partial(history.on_block, self.device))
+        hook = None if history is None else functools.partial(history.on_block, self.device)
+        if not _caching_enabled:
+            hook = functools.partial(self._free_uncached, hook)
+        self._core.set_trace(hook)
+
+    def _free_uncached(self, history_hook, code, ptr, size, stream):
+        """The native hook while caching is off: after a completed free (code 2), the
+        segment holding the block goes back to the driver if it is wholly free (a live
+        pool keeps its segments)."""
+        if history_hook is not None:
+            history_hook(code, ptr, size, stream)
+        if code != 2 or stream in self.graph_pools:
+            return
+        for base, parts in self._core.blocks():
+            total = sum(p[1] for p in parts)
+            if base <= ptr < base + total:
+                if self._core.release_segment(base):
+                    self._synchronize_backend()
+                    self._raw_free(base, total, stream)
+                return
 
     # -- allocation --------------------------------------------------------------------------
     def malloc(self, nbytes, stream=0):
@@ -142,7 +179,7 @@ class CachingAllocator:
                 self._record_oom(size, stream)
                 raise OutOfMemoryError(self._oom_message(alloc_size))
             ptr = self._raw_alloc(alloc_size)
-            if ptr is None and stream < 0:
+            if ptr is None and stream < 0 and _capture_underway():
                 # a graph is being captured: freeing cache means synchronizing the device,
                 # which capture forbids
                 self._record_oom(size, stream)
@@ -155,6 +192,11 @@ class CachingAllocator:
                 core.num_alloc_retries += 1
                 ptr = self._raw_alloc(alloc_size)
             if ptr is None:
+                # MemPool(use_on_oom=True): a free block of such a pool, as a last resort
+                for tag in self.oom_pools if stream >= 0 else ():
+                    block = core.alloc(nbytes, tag, owned)
+                    if block is not None:
+                        return block
                 self._record_oom(size, stream)
                 raise OutOfMemoryError(self._oom_message(alloc_size))
             if _history is not None:
@@ -225,13 +267,17 @@ class CachingAllocator:
         self._core.record_stream(block, stream)
 
     # -- releasing the cache -------------------------------------------------------------------
-    def _release_cached_blocks(self):
-        """Gives every fully free segment back to the backend."""
+    def _release_cached_blocks(self, pool=None):
+        """Gives every fully free segment back to the backend (with ``pool``, a pool's
+        tag: only that pool's)."""
         self._core.sync_events()
         self._synchronize_backend()
-        segs = {} if _history is None and not self.graph_pools else {
+        segs = {} if _history is None and not self.graph_pools and pool is None else {
             base: (sum(p[1] for p in parts), parts[0][2]) for base, parts in self._core.blocks()}
-        if self.graph_pools:   # a live graph's pool keeps its segments
+        if pool is not None:
+            ptrs = [ptr for ptr, (_, tag) in segs.items()
+                    if tag == pool and self._core.release_segment(ptr)]
+        elif self.graph_pools:   # a live graph's or MemPool's pool keeps its segments
             keep = self.graph_pools
             ptrs = [ptr for ptr, (_, tag) in segs.items()
                     if tag not in keep and self._core.release_segment(ptr)]
@@ -247,10 +293,11 @@ class CachingAllocator:
         if sync is not None:
             sync()
 
-    def empty_cache(self):
-        """Releases all unoccupied cached memory (whole free segments)."""
+    def empty_cache(self, pool=None):
+        """Releases all unoccupied cached memory (whole free segments); with ``pool`` (a
+        pool's negative tag), only that pool's."""
         with self._lock:
-            self._release_cached_blocks()
+            self._release_cached_blocks(pool)
 
     # -- stats -----------------------------------------------------------------------------
     def memory_allocated(self):

@@ -73,6 +73,28 @@ def is_current_stream_capturing():
     return any(g._device == index and g._stream.cuda_stream == handle for g in _captures)
 
 
+def _incref_pool(device, tag):
+    """One more user (a graph, a MemPool, a use_mem_pool context) of a pool: its segments
+    stay reserved while it has users."""
+    with _lock:
+        key = (device, tag)
+        _pool_users[key] = _pool_users.get(key, 0) + 1
+        _runtime.state().allocator(device).graph_pools.add(tag)
+
+
+def _decref_pool(device, tag):
+    """One user less of a pool; returns how many are left."""
+    key = (device, tag)
+    with _lock:
+        n = _pool_users.get(key, 0) - 1
+        if n > 0:
+            _pool_users[key] = n
+            return n
+        _pool_users.pop(key, None)
+        _runtime.state().allocator(device).graph_pools.discard(tag)
+        return 0
+
+
 # -- what capture hooks into (installed while any capture is under way) ----------------------
 
 class _Hooks:
@@ -432,19 +454,10 @@ class CUDAGraph:
         raise NotImplementedError("CUDAGraph.debug_dump is not supported by framework")
 
     def _use_pool(self):
-        key = (self._device, _tag(self._pool))
-        _pool_users[key] = _pool_users.get(key, 0) + 1
-        _runtime.state().allocator(self._device).graph_pools.add(key[1])
+        _incref_pool(self._device, _tag(self._pool))
 
     def _release_pool(self):
-        key = (self._device, _tag(self._pool))
-        with _lock:
-            n = _pool_users.get(key, 0) - 1
-            if n > 0:
-                _pool_users[key] = n
-                return
-            _pool_users.pop(key, None)
-            _runtime.state().allocator(self._device).graph_pools.discard(key[1])
+        _decref_pool(self._device, _tag(self._pool))
 
     def __del__(self):
         try:

@@ -55,12 +55,19 @@ def memory_summary(device=None, abbreviated=False):
 
 def memory_snapshot(mempool_id=None, include_traces=True):
     """A snapshot of the CUDA memory allocator state across all devices: the "segments" of
-    :func:`_snapshot`."""
+    :func:`_snapshot`; with ``mempool_id`` (a :class:`MemPool`'s ``id``), only that pool's.
+    A pool's segments carry its id as ``segment_pool_id``."""
     s = _runtime.state()
+    want = None if mempool_id is None or tuple(mempool_id) == (0, 0) else \
+        -int(mempool_id[1])
     out = []
     for a in s.allocators:
         if a is not None:
-            out.extend(_memory_history.segment_dicts(a, _allocator._history))
+            for seg in _memory_history.segment_dicts(a, _allocator._history):
+                if seg["stream"] < 0:   # a pool's tag (framework/cuda/graphs.py)
+                    seg["segment_pool_id"] = (0, -seg["stream"])
+                if want is None or seg["stream"] == want:
+                    out.append(seg)
     return out
 
 
@@ -123,3 +130,32 @@ def set_per_process_memory_fraction(fraction, device=None):
         raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
     a = _alloc(device)
     a.memory_fraction_limit = int(fraction * a.backend.mem_get_info()[1])
+
+
+def _set_allocator_settings(env):
+    """Sets PYTORCH_CUDA_ALLOC_CONF-style options ("key:value,..."). Only
+    ``max_split_size_mb`` matters here, and only as PYTORCH_CUDA_ALLOC_CONF sets it
+    already (another value raises NotImplementedError). Other keys are accepted, as PyTorch
+    accepts keys it does not know."""
+    for item in env.split(","):
+        key, _, value = item.partition(":")
+        if key.strip() != "max_split_size_mb" or not value.strip():
+            continue
+        try:
+            mb = int(value)
+        except ValueError:
+            raise ValueError("stoull") from None
+        if mb < 20:
+            raise ValueError("CachingAllocator option max_split_size_mb too small, must "
+                             "be >= 20")
+        if _runtime._alloc_conf().get("max_split_size") != mb * _allocator.MB:
+            raise NotImplementedError(
+                "_set_allocator_settings: framework reads max_split_size_mb from "
+                "PYTORCH_CUDA_ALLOC_CONF when the caching allocator is made; set it there "
+                "before the first cuda allocation")
+
+
+from .mempool import (  # noqa: E402,F401  (torch.cuda.memory's names too)
+    caching_allocator_disabled, caching_allocator_enable, change_current_allocator,
+    CUDAPluggableAllocator, MemPool, use_mem_pool,
+)
