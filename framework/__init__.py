@@ -155,6 +155,13 @@ globals().update(_legacy)   # FloatTensor, LongTensor, ...
 from ._aten_rnn import (  # noqa: E402,F401
     gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell)
 from ._control_flow import cond, while_loop  # noqa: E402,F401
+from . import overrides  # noqa: E402,F401
+from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass  # noqa: E402,F401
+_C._disabled_torch_function_impl = overrides._disabled_torch_function_impl
+_C.DisableTorchFunction = DisableTorchFunction
+_C.DisableTorchFunctionSubclass = DisableTorchFunctionSubclass
+_C._is_torch_function_enabled = overrides._is_torch_function_enabled
+_C._is_torch_function_mode_enabled = overrides._is_torch_function_mode_enabled
 from .ao._fake_quant_ops import (  # noqa: E402,F401
     _fake_quantize_learnable_per_tensor_affine, fake_quantize_per_channel_affine,
     fake_quantize_per_tensor_affine)
@@ -174,6 +181,8 @@ from .jit import fork, wait  # noqa: E402,F401
 from ._dlpack import to_dlpack  # noqa: E402,F401
 from . import functional, storage, torch_version, version  # noqa: E402,F401
 from .torch_version import __version__  # noqa: E402,F401
+from . import nested  # noqa: E402,F401  (after nn: its table names F's functions)
+from .nested import jagged  # noqa: E402,F401
 
 
 def __getattr__(name):

@@ -69,11 +69,28 @@ class Tensor:
     def __new__(cls, *args, device=None):
         from ._ops import creation
         if len(args) == 1 and not isinstance(args[0], int):
-            return creation.tensor(args[0], dtype=_dtype.get_default_dtype(), device=device)
-        return creation.empty(*args, dtype=_dtype.get_default_dtype(), device=device)
+            t = creation.tensor(args[0], dtype=_dtype.get_default_dtype(), device=device)
+        else:
+            t = creation.empty(*args, dtype=_dtype.get_default_dtype(), device=device)
+        if cls is not Tensor:
+            t.__class__ = cls
+            from .overrides import subclass_used
+            subclass_used(cls)
+        return t
 
     def __init__(self, *args, **kwargs):
         pass
+
+    # ``__torch_function__`` (framework/overrides.py): a subclass's ops return the subclass
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        from .overrides import default_torch_function
+        return default_torch_function(cls, func, types, args, kwargs)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        from .overrides import _subclass_defined
+        _subclass_defined(cls)
 
     @staticmethod
     def _make(storage, shape, stride, offset, dtype):

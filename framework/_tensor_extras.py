@@ -292,6 +292,8 @@ def as_subclass(self, cls):
     out = self.view_as(self)
     if cls is not Tensor:
         out.__class__ = cls
+        from .overrides import subclass_used    # a plain subclass's first use: dispatch on
+        subclass_used(cls)
     return out
 
 

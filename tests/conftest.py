@@ -39,6 +39,17 @@ def _seed():
     np.random.seed(0)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _torch_function_off():
+    """Once a tensor subclass is used, ``__torch_function__`` dispatch wraps every op for the
+    rest of the process (framework/overrides.py); a test file that turned it on turns it off
+    after itself, so that the files after it in the same worker run at the normal cost."""
+    was_active = fw.overrides._active
+    yield
+    if not was_active and fw.overrides._active:
+        fw.overrides._deactivate()
+
+
 _FAILURE_LOG = os.environ.get("FW_FAILURE_LOG")
 
 

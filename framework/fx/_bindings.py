@@ -132,6 +132,8 @@ def install_op_wrappers(patches, fn_globals=()):
             w = _method_wrapper(fn, attr)
         else:
             w = by_id[id(fn)] = _function_wrapper(fn)
+            # a name imported before __torch_function__ wrapped the op (overrides.py)
+            by_id.setdefault(id(getattr(fn, "_tf_original", fn)), w)
         patches.set(owner, attr, w)
     for g in fn_globals:
         for name, value in list(g.items()):
@@ -182,5 +184,9 @@ def public_name(fn):
             # the namespace the function was written in wins over re-exports
             if id(f) not in table or mod == getattr(f, "__module__", None):
                 table[id(f)] = entry
+            # a __torch_function__ wrapper (framework/overrides.py): its op has the same name
+            orig = getattr(f, "_tf_original", None)
+            if orig is not None:
+                table.setdefault(id(orig), entry)
         _public = table
     return _public.get(id(fn))
