@@ -13,8 +13,10 @@ traced ``GraphModule`` and the example inputs and returns the callable to run, a
 PyTorch. ``disable=True`` returns the model itself, and the other named backends
 ("eager", "aot_eager", ...) run it eagerly. For a module,
 ``compile`` returns an ``OptimizedModule`` wrapping it, whose state-dict keys carry
-PyTorch's ``_orig_mod.`` prefix. ``dynamic`` and ``mode`` are checked and otherwise
-ignored: every new shape is a new graph.
+PyTorch's ``_orig_mod.`` prefix. ``dynamic`` is checked and otherwise ignored: every new
+shape is a new graph. ``mode="reduce-overhead"`` and ``"max-autotune"`` (or
+``options={"triton.cudagraphs": True}``) also run each graph on cuda inputs as CUDA graph
+replays (framework/_inductor/cudagraphs.py); the other modes only are checked.
 """
 import functools
 
@@ -44,12 +46,14 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         return model
     compiled = backend == "inductor" or callable(backend)
     custom = backend if callable(backend) else None
+    from ._inductor import cudagraphs
+    graphs = backend == "inductor" and cudagraphs.enabled(mode, options)
     if isinstance(model, Module):
-        return OptimizedModule(model, fullgraph if compiled else None, custom)
+        return OptimizedModule(model, fullgraph if compiled else None, custom, graphs)
     if not compiled:
         return model
     from ._inductor import CompiledCallable
-    call = CompiledCallable(model, fullgraph, custom)
+    call = CompiledCallable(model, fullgraph, custom, graphs)
 
     @functools.wraps(model)
     def compiled_fn(*args, **kwargs):
@@ -65,14 +69,14 @@ class OptimizedModule(Module):
     attributes to it. ``_compiled`` (None for an eager backend) holds the guards and the
     compiled graphs."""
 
-    def __init__(self, mod, fullgraph=None, backend=None):
+    def __init__(self, mod, fullgraph=None, backend=None, cudagraphs=False):
         super().__init__()
         self._orig_mod = mod
         if fullgraph is None:
             self._compiled = None
         else:
             from ._inductor import CompiledCallable
-            self._compiled = CompiledCallable(mod, fullgraph, backend)
+            self._compiled = CompiledCallable(mod, fullgraph, backend, cudagraphs)
 
     @property
     def training(self):

@@ -3,7 +3,7 @@
 Each call computes a guard key: for every tensor argument its shape, dtype, device and
 requires_grad, for every int/float/bool/str/None argument its value (fixed in the traced
 graph as a concrete argument), for a module the training flags of its modules and the
-shape, dtype, device (and requires_grad) of its parameters and buffers, the autocast
+identity, shape, dtype, device (and requires_grad) of its parameters and buffers, the autocast
 state and the grad and inference modes (the trace bakes in what ``is_grad_enabled()`` and
 an intermediate's ``requires_grad`` read, as TorchDynamo guards on them). A key seen
 before runs its compiled graph; a new one traces again, up to
@@ -15,7 +15,8 @@ flow, an unsupported construct, an argument other than a tensor or a constant) r
 eagerly from then on, with one warning; ``fullgraph=True`` raises instead. An error the
 program itself raises while traced (a failed shape assert) is raised by an eager run, as
 eagerly, and the callable stays compiled. A module's own hooks run eagerly around its
-compiled forward.
+compiled forward. With ``cudagraphs`` (mode="reduce-overhead") a key's later calls replay
+CUDA graphs of its graph (cudagraphs.py).
 """
 import collections
 import inspect
@@ -29,6 +30,7 @@ from ..autograd import grad_mode
 from ..fx.proxy import TraceError
 from ..nn.modules import _hooks
 from ..nn.modules.module import Module
+from . import cudagraphs as _cudagraphs
 from . import trace as _trace
 
 _CONSTANTS = (bool, int, float, str, type(None))
@@ -39,6 +41,7 @@ def reset():
     """Forgets every compiled callable's graphs and fallbacks (``framework.compiler.reset``)."""
     for c in list(_all):
         c.cache.clear()
+        c.graphs.clear()
         c.eager = False
 
 
@@ -47,8 +50,14 @@ class CompiledCallable:
     ``backend`` (a callable, as PyTorch's custom backends) through what
     ``backend(graph_module, example_inputs)`` returns instead."""
 
-    def __init__(self, model, fullgraph=False, backend=None):
+    def __init__(self, model, fullgraph=False, backend=None, cudagraphs=False):
         self.model, self.fullgraph, self.backend = model, fullgraph, backend
+        # mode="reduce-overhead": cuda graphs per key (cudagraphs.py); key -> its
+        # Runner, or the reason it runs plainly
+        self.cudagraphs = cudagraphs and backend is None
+        self.graphs = {}
+        self.cudagraph_captures = 0
+        self.cudagraph_warned = set()
         self.is_module = isinstance(model, Module)
         fn = type(model).forward if self.is_module else model
         try:
@@ -98,9 +107,10 @@ class CompiledCallable:
         key.append((grad_mode._mode.enabled, grad_mode._mode.inference))
         if self.is_module:
             key.append(tuple(m.training for m in self.model.modules()))
-            key.append(tuple((tuple(p.shape), p.dtype, p.device, p.requires_grad)
+            # their identity too: the graph holds the parameters it was traced with
+            key.append(tuple((id(p), tuple(p.shape), p.dtype, p.device, p.requires_grad)
                              for p in self.model.parameters()))
-            key.append(tuple((tuple(b.shape), b.dtype, b.device)
+            key.append(tuple((id(b), tuple(b.shape), b.dtype, b.device)
                              for b in self.model.buffers()))
         return tuple(key), concrete
 
@@ -132,6 +142,8 @@ class CompiledCallable:
             return self._eager(*args, **kwargs)
         gm = self.cache.get(key)
         if gm is not None:
+            if self.cudagraphs:
+                return _cudagraphs.call(self, key, gm, values)
             return gm(*values)
         limit = _dynamo.config.cache_size_limit
         if len(self.cache) >= limit:
@@ -141,6 +153,10 @@ class CompiledCallable:
                               f"config.recompile_limit ({limit}); new inputs run eagerly",
                               UserWarning, stacklevel=2)
             return self._eager(*args, **kwargs)
+        skip = state = None
+        if self.cudagraphs:
+            skip = _cudagraphs.input_reason(values)
+            state = None if skip else _cudagraphs.before_trace(values)
         try:
             # with a user's backend its callable gives the first result: the trace run
             # puts the random generators back
@@ -161,6 +177,10 @@ class CompiledCallable:
             return fn(*values)
         _trace.optimize(gm)
         self.cache[key] = gm
+        if self.cudagraphs:
+            skip = skip or _cudagraphs.after_trace(state, values, gm)
+            if skip:
+                _cudagraphs.skip(self, key, skip)
         if _dynamo.config.verbose:
             print(f"framework.compile: {self._name()} traced, graph {len(self.cache)}:"
                   f"{gm.code}")
