@@ -166,6 +166,10 @@ def test_views_and_dense_tensor_errors():
         fq + 1
     with pytest.raises(NotImplementedError, match="'QuantizedCPU' backend"):
         fq.sum()
+    # a free function reaches QTensor.__torch_function__, which lets the dense op refuse
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::exp' with "
+                                                  "arguments from the 'QuantizedCPU'"):
+        fw.exp(fq)
     with pytest.raises(RuntimeError, match="kPerChannelAffine"):
         fq.q_per_channel_scales()
     with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require"):

@@ -493,3 +493,61 @@ def test_pickle_and_deepcopy(device):
     c = pickle.loads(pickle.dumps(s.to_sparse_csr()))
     assert c.layout is fw.sparse_csr
     close(c.to_dense(), ts.to_dense())
+
+
+# ---- free functions given a sparse operand (SparseTensor.__torch_function__) ------------
+
+def test_free_functions_with_sparse_operand(device):
+    F = fw.nn.functional
+    s, ts = pair((3, 4), 5, device, seed=3)
+    g = torch.Generator().manual_seed(4)
+    d, x, b = (torch.randn(*shape, generator=g, dtype=torch.float64)
+               for shape in ((3, 4), (2, 4), (3,)))
+    fd, fx, fb = fwt(d, device), fwt(x, device), fwt(b, device)
+    out = fw.add(fd, s, alpha=2)
+    assert out.layout is fw.strided
+    close(out, torch.add(d, ts, alpha=2))
+    close(fw.sub(fd, s), torch.sub(d, ts))
+    close(fw.add(fd, s.to_sparse_csr()), torch.add(d, ts.to_sparse_csr()))
+    inplace, tinplace = fd.clone(), d.clone()
+    assert inplace.add_(s, alpha=2) is inplace
+    close(inplace, tinplace.add_(ts, alpha=2))
+    m = fw.mul(fd, s)
+    assert m.layout is fw.sparse_coo
+    close(m.to_dense(), torch.mul(d, ts).to_dense())
+    close(F.linear(fx, s), torch.nn.functional.linear(x, ts))
+    close(F.linear(fx.unsqueeze(0), s), torch.nn.functional.linear(x.unsqueeze(0), ts))
+    csr, tcsr = s.to_sparse_csr(), ts.to_sparse_csr()
+    close(F.linear(fx, csr, fb), torch.nn.functional.linear(x, tcsr, b))
+    with pytest.raises(RuntimeError, match="addmm_sparse_dense: expected either 'mat1' to "
+                                           "have sparse layout"):
+        F.linear(fx, s, fb)     # as PyTorch: no COO weight with a bias
+    close(fw.addmm(fwt(d[:, :2], device), s, fwt(x.t(), device), beta=0.5, alpha=2),
+          torch.addmm(d[:, :2], ts, x.t(), beta=0.5, alpha=2))
+    with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported. Use "
+                                           r"add\(dense, sparse\) instead."):
+        fw.sub(s, fd)
+    backend = "SparseCUDA" if device == "cuda" else "SparseCPU"
+    with pytest.raises(NotImplementedError, match=f"Could not run 'aten::div' with arguments "
+                                                  f"from the '{backend}' backend"):
+        fw.div(fd, s)
+
+
+def test_dense_programs_do_not_turn_dispatch_on():
+    # in a fresh process: the protocol turns on at the first sparse tensor, not at import
+    code = """if True:
+        import framework as fw
+        from framework._ops import dispatcher
+        a = fw.ones(2, 2)
+        fw.mm(a, a), fw.matmul(a, a), fw.addmm(a, a, a)
+        assert fw.mm is dispatcher.function("mm") and not fw.overrides._active
+        s = a.to_sparse()
+        assert fw.overrides._active
+        print(fw.mm(s, a).layout, fw.add(a, s).tolist())
+    """
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["torch.strided", "[[2.0,", "2.0],", "[2.0,", "2.0]]"]

@@ -13,7 +13,7 @@ per channel and for qint32, the product ``x * (1/scale)`` is rounded to float32 
 zero point is added;
 ``dequantize`` is ``(q - zero_point) * scale`` rounded once to float32.
 """
-from .. import _dtype
+from .. import _dtype, overrides as _overrides
 from .._tensor import Tensor
 from ..sparse.base import _add_suffixes, _guard, _NoStorage
 from . import (per_channel_affine, per_tensor_affine, qint8, qint32, quint8)
@@ -56,6 +56,8 @@ class QTensor(Tensor):
         """A quantized tensor over the integer tensor ``qint`` as it is (no checks).
         ``scale``/``zero_point``: a float and an int per tensor; float64 and int64 tensors
         per channel."""
+        if not _overrides._active:
+            _overrides._subclass_defined(QTensor)   # free functions reach QTensor from now
         t = object.__new__(cls)
         t._storage = _NoStorage(qint.device)
         t._shape = tuple(qint.shape)
@@ -429,30 +431,34 @@ def _join(name, tensors, dim):
     return first._like(getattr(framework, name)(ints, dim))
 
 
-def _quantized_aware(name, dense):
-    # the dense path pays one class test of the first tensor
-    def fn(tensors, dim=0, *, out=None):
+def _torch_function(cls, func, types, args=(), kwargs=None):
+    """``QTensor.__torch_function__``: ``framework.cat``/``stack`` of quantized tensors
+    (``_join``); every other function runs as for a dense tensor, where the quantized
+    tensor's guard raises PyTorch's NotImplementedError."""
+    kwargs = kwargs or {}
+    if func.__name__ in ("cat", "stack") and not getattr(func, "_tf_tensor_method", True):
+        tensors = args[0] if args else kwargs.get("tensors")
         if isinstance(tensors, (list, tuple)) and tensors and \
-                tensors[0].__class__ is QTensor:
-            return _join(name, tensors, dim)
-        return dense(tensors, dim, out=out)
-    fn.__name__, fn.__qualname__, fn.__doc__ = dense.__name__, dense.__qualname__, dense.__doc__
-    return fn
+                tensors[0].__class__ is QTensor and kwargs.get("out") is None:
+            return _join(func.__name__, tensors, args[1] if len(args) > 1 else
+                         kwargs.get("dim", 0))
+    with _overrides.DisableTorchFunctionSubclass():
+        return func(*args, **kwargs)
+
+
+# set after the class exists: defined in its body, it would turn dispatch on at import
+# (the first quantized tensor made does, in ``QTensor._wrap``)
+QTensor.__torch_function__ = classmethod(_torch_function)
+_overrides._overrides.clear()
 
 
 def install(module):
-    """Adds the quantize functions to ``framework``, lets ``framework.cat``/``stack`` take
-    quantized tensors, and adds the quantized-tensor methods to ``Tensor`` (on a dense
-    tensor they raise PyTorch's errors)."""
+    """Adds the quantize functions to ``framework`` (``framework.cat``/``stack`` take
+    quantized tensors through ``QTensor.__torch_function__``) and the quantized-tensor
+    methods to ``Tensor`` (on a dense tensor they raise PyTorch's errors)."""
     for name in ("quantize_per_tensor", "quantize_per_channel", "quantize_per_tensor_dynamic",
                  "dequantize"):
         setattr(module, name, globals()[name])
-    from .._ops.dispatcher import ops as op_table
-    table = op_table()
-    for name in ("cat", "stack"):
-        fn = _quantized_aware(name, getattr(module, name))
-        setattr(module, name, fn)
-        table[name].fn = fn     # the op table names the public function
     Tensor.dequantize = _dense_dequantize
     for op in ("int_repr", "q_scale", "q_zero_point", "q_per_channel_scales",
                "q_per_channel_zero_points", "q_per_channel_axis", "qscheme"):

@@ -2,15 +2,17 @@
 
 A sparse tensor is a ``framework.Tensor`` whose elements are mostly zero and stored as
 indices and values (ordinary dense tensors on the tensor's device). Dense ops refuse it
-with PyTorch's NotImplementedError; the ops here (and the methods of the sparse classes)
-work on it: conversions, coalescing, sums, element-wise arithmetic and products with dense
-matrices, all differentiable.
+with PyTorch's NotImplementedError; the ops here, the methods of the sparse classes and
+the free functions that ``SparseTensor.__torch_function__`` routes to them work on it:
+conversions, coalescing, sums, element-wise arithmetic and products with dense matrices,
+all differentiable.
 """
 from .._tensor import Tensor
 from .base import SparseTensor, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from .coo import SparseCooTensor, dense_to_sparse, sparse_coo_tensor
 from .csr import SparseCsrTensor, sparse_csr_tensor
 from . import ops
+from . import dispatch  # noqa: F401  (SparseTensor.__torch_function__)
 from .ops import addmm, mm, sparse_sum as sum  # noqa: A001
 
 __all__ = ["addmm", "mm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants",
@@ -133,50 +135,19 @@ def _to_sparse_csr(self, dense_dim=None):
     return dense_to_sparse(self, 2).to_sparse_csr()
 
 
-_SPARSE = frozenset((SparseCooTensor, SparseCsrTensor))
-
-
-def _sparse_aware(name, dense):
-    """``framework.<name>`` (mm, matmul, addmm) taking a sparse operand too; the dense path
-    pays one class test per matrix operand."""
-    if name == "addmm":
-        def fn(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-            if mat1.__class__ in _SPARSE or mat2.__class__ in _SPARSE:
-                return addmm(input, mat1, mat2, beta=beta, alpha=alpha)
-            return dense(input, mat1, mat2, beta=beta, alpha=alpha, out=out)
-    elif name == "mm":
-        def fn(input, mat2, *, out=None):
-            if input.__class__ in _SPARSE or mat2.__class__ in _SPARSE:
-                return ops.dense_mm(input, mat2)
-            return dense(input, mat2, out=out)
-    else:
-        def fn(input, other, *, out=None):
-            if input.__class__ in _SPARSE or other.__class__ in _SPARSE:
-                return ops.matmul(input, other)
-            return dense(input, other, out=out)
-    fn.__name__ = fn.__qualname__ = dense.__name__
-    fn.__doc__, fn.__wrapped__, fn.__module__ = dense.__doc__, dense, dense.__module__
-    return fn
-
-
 def _spmm(input, mat2):
     """spmm(input, mat2) -> Tensor: sparse matrix times dense matrix (``framework.mm``)."""
     return ops.dense_mm(input, mat2)
 
 
 def install(module):
-    """Adds the sparse constructors, layouts and Tensor methods to ``framework``, and lets
-    ``framework.mm``/``matmul``/``addmm`` take a sparse operand."""
+    """Adds the sparse constructors, layouts and Tensor methods to ``framework``. Free
+    functions given a sparse operand (``framework.mm``, ``framework.add(dense, sparse)``)
+    reach it through ``SparseTensor.__torch_function__`` (``dispatch``)."""
     for name in ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc",
                  "sparse_coo_tensor", "sparse_csr_tensor"):
         setattr(module, name, globals()[name])
     module.spmm = _spmm
-    from .._ops.dispatcher import ops as op_table
-    table = op_table()
-    for name in ("mm", "matmul", "addmm"):
-        fn = _sparse_aware(name, getattr(module, name))
-        setattr(module, name, fn)
-        table[name].fn = fn     # the op table names the public function
     Tensor.to_sparse = _to_sparse
     Tensor.to_sparse_coo = _to_sparse_coo
     Tensor.to_sparse_csr = _to_sparse_csr

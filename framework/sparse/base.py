@@ -12,6 +12,7 @@ import os
 import sys
 
 from .._ops.memory_format import layout
+from .. import overrides as _overrides
 from .._tensor import Tensor
 
 sparse_coo = layout("sparse_coo")
@@ -45,7 +46,8 @@ def _calling_op():
 
 
 # the framework's generic wrapper functions (autocast, in-place, operators): not op names
-_WRAPPERS = {"autocast_op", "safe", "method", "operator", "fn", "wrapper", "unary", "binary"}
+_WRAPPERS = {"autocast_op", "safe", "method", "operator", "fn", "wrapper", "unary", "binary",
+             "dispatch", "torch_function"}
 
 
 def _not_implemented(t):
@@ -83,6 +85,9 @@ class SparseTensor(Tensor):
                         "sparse_csr_tensor or Tensor.to_sparse")
 
     def _init(self, shape, dtype, device, requires_grad=False):
+        if not _overrides._active:
+            from .dispatch import enable_protocol
+            enable_protocol()
         self._storage = _NoStorage(device)
         self._shape = tuple(shape)
         self.dtype = dtype

@@ -230,7 +230,8 @@ def _promote(a, b):
 
 def sub(self, other, *, alpha=1):
     if isinstance(other, Tensor) and not isinstance(other, SparseTensor):
-        raise RuntimeError("sub(sparse, dense) is not supported. Use sub(dense, sparse) "
+        # PyTorch's text (sub is add with -alpha there too)
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
                            "instead.")
     return add(self, other, alpha=-alpha)
 

@@ -214,6 +214,62 @@ check("gradients through matmul/tanh/sum: Shard(1) weight",
       diff(c.grad.to_local(), chunk(Cd.grad, 1)) < 1e-12 and
       diff(c.grad.full_tensor(), Cd.grad) < 1e-12)
 
+# ---- free functions (__torch_function__): the full-tensor results ----------------------
+def check_free_functions():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        X, W, Bv = rand(2 * world + 1, 4), rand(3, 4), rand(3)
+        x0 = distribute_tensor(X, mesh, [Shard(0)])
+        wr = distribute_tensor(W, mesh, [Replicate()])
+        br = distribute_tensor(Bv, mesh, [Replicate()])
+        y = F.linear(x0, wr, br)
+        check("F.linear(Shard(0) input, Replicate weight and bias) keeps Shard(0)",
+              isinstance(y, DTensor) and y.placements == (Shard(0),) and
+              diff(y.full_tensor(), F.linear(X, W, Bv)) < 1e-12)
+        x1 = distribute_tensor(X, mesh, [Shard(1)])
+        w1 = distribute_tensor(W, mesh, [Shard(1)])
+        check("F.linear(Shard(-1), Shard(1) weight) is Partial",
+              F.linear(x1, w1).placements == (Partial(),) and
+              diff(F.linear(x1, w1).full_tensor(), F.linear(X, W)) < 1e-12)
+        Y = rand(2 * world + 1, 4)
+        y0 = distribute_tensor(Y, mesh, [Shard(0)])
+        check("framework.add/mul/sub(alpha) on DTensors",
+              diff(fw.add(x0, y0).full_tensor(), X + Y) < 1e-12 and
+              diff(fw.mul(x0, 3.0).full_tensor(), X * 3.0) < 1e-12 and
+              diff(fw.sub(x0, y0, alpha=2).full_tensor(), X - 2 * Y) < 1e-12 and
+              fw.add(x0, y0).placements == (Shard(0),))
+        check("framework.sum (all and dim) of a Shard(0) DTensor",
+              diff(fw.sum(x0).full_tensor(), X.sum()) < 1e-12 and
+              diff(fw.sum(x0, 0).full_tensor(), X.sum(0)) < 1e-12 and
+              diff(fw.mean(x0, 1).full_tensor(), X.mean(1)) < 1e-12)
+        check("framework.matmul(Shard(0), Replicate) and F.gelu",
+              diff(fw.matmul(x0, distribute_tensor(W.t(), mesh, [Replicate()])).full_tensor(),
+                   X @ W.t()) < 1e-12 and diff(F.gelu(x0).full_tensor(), F.gelu(X)) < 1e-12 and
+              F.gelu(x0).placements == (Shard(0),))
+        check("no warning from free functions with a sharding rule", not caught,
+              str(caught[:1]))
+        cs = fw.cumsum(x0, 0)
+        check("free function without a rule: gathered, with a warning",
+              cs.placements == (Replicate(),) and diff(cs.full_tensor(), fw.cumsum(X, 0))
+              < 1e-12 and sum("cumsum" in str(w.message) for w in caught) == 1)
+        wp = nn.Parameter(distribute_tensor(W, mesh, [Shard(0)]))
+        F.linear(distribute_tensor(X, mesh, [Replicate()]), wp).sum().full_tensor().backward()
+        G = fw.ones(X.shape[0], 3, dtype=X.dtype).t() @ X
+        norm = nn.utils.clip_grad_norm_([wp], 1.0, foreach=False)
+        check("clip_grad_norm_ of Shard(0) DTensor gradients: the global norm",
+              abs(float(norm) - float(G.norm())) < 1e-12 and
+              diff(wp.grad.full_tensor(), G / G.norm()) < 1e-6)
+    try:
+        fw.add(x0, X)
+        check("framework.add(DTensor, Tensor) raises the mixed-tensor error", False)
+    except RuntimeError as e:
+        check("framework.add(DTensor, Tensor) raises the mixed-tensor error",
+              "mixed framework.Tensor and DTensor" in str(e))
+
+
+if not quick:     # cpu only: the rules are device-independent
+    check_free_functions()
+
 # ---- distribute_module -------------------------------------------------------------------
 seen = []
 

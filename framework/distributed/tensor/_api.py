@@ -8,7 +8,7 @@ stays the local count: native launchers size their loops with it).
 Its methods and operators run on DTensors (see ``_ops``)."""
 import sys
 
-from ... import _tensor
+from ... import _tensor, overrides as _overrides
 from ..._ops.alloc import contiguous_strides
 from ..._tensor import Tensor, Size
 from ...autograd import grad_mode
@@ -81,8 +81,10 @@ class DTensor(Tensor):
     @staticmethod
     def _wrap(local, mesh, placements, shape, stride=None):
         """A DTensor over ``local`` (its data and its place in the graph)."""
-        cls = DTensor
-        t = _tensor._new(cls)
+        if not _overrides._active:
+            from ._dispatch import enable_protocol
+            enable_protocol()
+        t = _tensor._new(DTensor)
         t._storage, t._shape, t._stride = local._storage, local._shape, local._stride
         t._offset, t.dtype = local._offset, local.dtype
         t._requires_grad = local._requires_grad

@@ -246,11 +246,13 @@ def _local_only(name):
 
 def _inplace(name):
     """An in-place method: it updates the local shard, so DTensor operands must be laid out
-    as ``self`` (plain tensors and scalars are taken as local values)."""
+    as ``self`` or be replicated scalars (``clip_grad_norm_``'s coefficient); plain tensors
+    and scalars are taken as local values."""
     def method(self, *args, **kwargs):
         for a in list(args) + list(kwargs.values()):
             if isinstance(a, DTensor) and (a.placements != self.placements or
-                                           tuple(a.shape) != tuple(self.shape)):
+                                           tuple(a.shape) != tuple(self.shape)) and \
+                    not (a.ndim == 0 and all(p.is_replicate() for p in a.placements)):
                 raise RuntimeError(
                     f"DTensor.{name}: in-place ops need operands laid out as self "
                     f"({list(self.shape)} {self.placements}), got {list(a.shape)} "

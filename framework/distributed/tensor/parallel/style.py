@@ -2,8 +2,8 @@
 ``parallelize_module`` lays out one submodule's parameters, inputs and outputs.
 
 ``nn.Linear`` and ``nn.Embedding`` get a forward that runs on their DTensor parameters
-(the framework's free functions such as ``F.linear`` see only local shards, see the
-package docstring), so their outputs are exactly PyTorch's."""
+with the column-/row-wise rules directly (no gather), so their outputs are exactly
+PyTorch's."""
 import types
 
 from ...._tensor import Tensor
