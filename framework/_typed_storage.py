@@ -323,15 +323,19 @@ _LEGACY_NAMES = {_dtype.float32: "Float", _dtype.float64: "Double", _dtype.float
 class _LegacyStorageMeta(type):
     def __instancecheck__(cls, obj):
         return (isinstance(obj, TypedStorage) and obj.dtype is cls.dtype
-                and obj.device.type == "cpu")
+                and obj.device.type == cls._device_type)
 
 
-LEGACY = {}
-for _dt, _name in _LEGACY_NAMES.items():
-    LEGACY[_name + "Storage"] = _LegacyStorageMeta(
-        _name + "Storage", (TypedStorage,), {"dtype": _dt, "_device_type": "cpu",
-                                             "__module__": "framework"})
-del _dt, _name
+def legacy_storages(device_type, module):
+    """PyTorch's legacy storage classes of a device type (``FloatStorage``, ...), by name:
+    each makes that device's TypedStorage of its dtype and is an ``isinstance`` test for one."""
+    return {name + "Storage": _LegacyStorageMeta(
+                name + "Storage", (TypedStorage,),
+                {"dtype": dt, "_device_type": device_type, "__module__": module})
+            for dt, name in _LEGACY_NAMES.items()}
+
+
+LEGACY = legacy_storages("cpu", "framework")
 
 
 def install(tensor_cls):

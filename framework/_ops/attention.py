@@ -56,6 +56,20 @@ def acc_dtype(dtype):
     return _dtype.float64 if dtype is _dtype.float64 else _dtype.float32
 
 
+def qkv_device(op, q, k, v):
+    """The device of query, key and value, which must share one floating dtype and one
+    device (a RuntimeError naming ``op`` otherwise)."""
+    if not (q.dtype is k.dtype is v.dtype) or not q.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{op}: expected query, key and value of one floating dtype, got "
+            f"{cpp_type_name(q.dtype)}, {cpp_type_name(k.dtype)}, {cpp_type_name(v.dtype)}")
+    dev = q._storage.device
+    if not (dev is k._storage.device is v._storage.device):
+        raise RuntimeError(f"{op}: expected query, key and value on one device, got "
+                           f"{q.device}, {k.device}, {v.device}")
+    return dev
+
+
 def _check(qkv, attn_mask):
     if len(qkv) != 3:
         raise RuntimeError(f"_fused_sdpa: expected [query, key, value], got {len(qkv)} tensors")
@@ -63,14 +77,7 @@ def _check(qkv, attn_mask):
     for name, t in (("query", q), ("key", k), ("value", v)):
         if t.dim() != 4:
             raise RuntimeError(f"_fused_sdpa: expected 4-D {name}, got {t.dim()}-D")
-    if not (q.dtype is k.dtype is v.dtype) or not q.dtype.is_floating_point:
-        raise RuntimeError(
-            "_fused_sdpa: expected query, key and value of one floating dtype, got "
-            f"{cpp_type_name(q.dtype)}, {cpp_type_name(k.dtype)}, {cpp_type_name(v.dtype)}")
-    dev = q._storage.device
-    if not (dev is k._storage.device is v._storage.device):
-        raise RuntimeError("_fused_sdpa: expected query, key and value on one device, got "
-                           f"{q.device}, {k.device}, {v.device}")
+    dev = qkv_device("_fused_sdpa", q, k, v)
     Z, Hq, Lq, D = q.shape
     if (k.size(0), k.size(3)) != (Z, D) or tuple(v.shape[:3]) != tuple(k.shape[:3]) \
             or Hq % k.size(1):

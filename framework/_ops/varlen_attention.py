@@ -19,7 +19,7 @@ import framework
 
 from .. import _dtype
 from . import alloc
-from .attention import acc_dtype, rowwise
+from .attention import acc_dtype, qkv_device, rowwise
 from .pointwise import cpp_type_name
 
 
@@ -32,14 +32,7 @@ def check(q, k, v, cu_q, cu_k, seqused_k, block_table, window):
         if not isinstance(t, framework.Tensor) or t.dim() != 3:
             got = f"{t.dim()}-D" if isinstance(t, framework.Tensor) else type(t).__name__
             raise RuntimeError(f"varlen_attn: expected {name} of shape (T, H, D), got {got}")
-    if not (q.dtype is k.dtype is v.dtype) or not q.dtype.is_floating_point:
-        raise RuntimeError(
-            "varlen_attn: expected query, key and value of one floating dtype, got "
-            f"{cpp_type_name(q.dtype)}, {cpp_type_name(k.dtype)}, {cpp_type_name(v.dtype)}")
-    dev = q._storage.device
-    if not (dev is k._storage.device is v._storage.device):
-        raise RuntimeError("varlen_attn: expected query, key and value on one device, got "
-                           f"{q.device}, {k.device}, {v.device}")
+    dev = qkv_device("varlen_attn", q, k, v)
     if k.size(2) != q.size(2) or tuple(v.shape[:2]) != tuple(k.shape[:2]):
         raise RuntimeError(f"varlen_attn: shapes do not match: query {list(q.shape)}, key "
                            f"{list(k.shape)}, value {list(v.shape)}")

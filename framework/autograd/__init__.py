@@ -161,8 +161,9 @@ from . import functional  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
 from . import forward_ad  # noqa: E402,F401
-from .engine_flags import (enforce_grad_layout_policy, is_multithreading_enabled,  # noqa: E402,F401,E501
-                           is_view_replay_enabled, set_multithreading_enabled)
+from .engine_flags import (  # noqa: E402,F401
+    enforce_grad_layout_policy, is_multithreading_enabled, is_view_replay_enabled,
+    set_multithreading_enabled)
 from .graph import SavedTensor  # noqa: E402,F401
 
 

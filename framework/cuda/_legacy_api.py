@@ -1,7 +1,7 @@
 """Small pieces of torch.cuda's API around the runtime: ``check_error``/``CudaError``,
 ``cudaStatus``, ``AcceleratorError``, ``get_allocator_backend``, ``get_gencode_flags``,
 ``current_blas_handle`` and the legacy typed storages (``framework.cuda.FloatStorage``)."""
-from .._typed_storage import _LEGACY_NAMES, _LegacyStorageMeta, TypedStorage
+from .._typed_storage import legacy_storages
 
 __all__ = ["check_error", "CudaError", "cudaStatus", "AcceleratorError",
            "get_allocator_backend", "get_gencode_flags", "current_blas_handle"]
@@ -63,15 +63,4 @@ def current_blas_handle():
                        "Triton kernels")
 
 
-class _CudaLegacyStorageMeta(_LegacyStorageMeta):
-    def __instancecheck__(cls, obj):
-        return (isinstance(obj, TypedStorage) and obj.dtype is cls.dtype
-                and obj.device.type == "cuda")
-
-
-LEGACY_STORAGES = {}
-for _dt, _name in _LEGACY_NAMES.items():
-    LEGACY_STORAGES[_name + "Storage"] = _CudaLegacyStorageMeta(
-        _name + "Storage", (TypedStorage,), {"dtype": _dt, "_device_type": "cuda",
-                                             "__module__": "framework.cuda"})
-del _dt, _name
+LEGACY_STORAGES = legacy_storages("cuda", "framework.cuda")

@@ -7,9 +7,9 @@ import enum
 from ...backends import cuda as _cuda
 from ...backends.cuda import (SDPAParams, can_use_efficient_attention,  # noqa: F401
                               can_use_flash_attention)
-from ._registry import (activate_flash_attention_impl, current_flash_attention_impl,  # noqa: F401,E501
-                        list_flash_attention_impls, register_flash_attention_impl,
-                        restore_flash_attention_impl)
+from ._registry import (  # noqa: F401
+    activate_flash_attention_impl, current_flash_attention_impl, list_flash_attention_impls,
+    register_flash_attention_impl, restore_flash_attention_impl)
 
 __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS", "SDPAParams",
            "can_use_flash_attention", "can_use_efficient_attention",
