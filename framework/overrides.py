@@ -84,8 +84,15 @@ def _takes_part(t):
     if r is None:
         impl = getattr(t, "__torch_function__", None)
         impl = getattr(impl, "__func__", impl)
-        r = _overrides[t] = impl is not None and impl is not _disabled_torch_function_impl
+        # PyTorch's own tensors (``framework.from_dlpack(torch_tensor)``) carry PyTorch's
+        # protocol, whose handler would call the framework function back: not ours to call
+        r = _overrides[t] = (impl is not None and impl is not _disabled_torch_function_impl
+                             and not _is_pytorch_tensor(t))
     return r
+
+
+def _is_pytorch_tensor(t):
+    return any(c.__name__ == "Tensor" and c.__module__ == "torch" for c in t.__mro__)
 
 
 def _add_overloaded(out, a):

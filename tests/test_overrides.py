@@ -321,3 +321,14 @@ def test_overrides_api():
     with pytest.raises(TypeError, match="no implementation found for"):
         ov.handle_torch_function(double, (object.__new__(type("X", (), {
             "__torch_function__": classmethod(lambda *a: NotImplemented)})),), 1)
+
+
+def test_pytorch_tensors_do_not_take_part():
+    # PyTorch's own tensors carry PyTorch's protocol, whose handler would call the framework
+    # function back (endless recursion): with dispatch on they convert as plain data
+    _sub(fw)([1.0])                       # a subclass instance: dispatch on
+    assert fw.overrides._active
+    got = fw.from_dlpack(torch.arange(4.0).clone())
+    np.testing.assert_array_equal(got.numpy(), np.arange(4.0))
+    assert type(got) is fw.Tensor
+    assert not fw.overrides.has_torch_function((torch.ones(1),))

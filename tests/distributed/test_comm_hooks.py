@@ -159,8 +159,9 @@ def test_launch_deprecated_module(tmp_path):
     script = tmp_path / "show.py"
     script.write_text(textwrap.dedent("""
         import os, sys
-        print("worker", os.environ["LOCAL_RANK"], os.environ["WORLD_SIZE"], sys.argv[1:],
-              flush=True)
+        # one write per line: the two workers share the pipe (print may write in pieces)
+        line = f"worker {os.environ['LOCAL_RANK']} {os.environ['WORLD_SIZE']} {sys.argv[1:]}"
+        os.write(1, (line + "\\n").encode())
     """))
     for use_env in (True, False):
         args = ["-m", "framework.distributed.launch", "--nproc-per-node", "2"] + \
