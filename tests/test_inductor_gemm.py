@@ -133,13 +133,18 @@ def test_rows_that_do_not_flatten_run_eagerly(device):
     assert len(gemm_names(g)) == (1 if device == "cuda" else 0)
 
 
-def test_gpt_mlp_and_projections_fuse():
+def _tiny_gpt():
+    """The demo's GPT at one small layer on cuda, and a batch of token ids."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
     from train_gpt import GPT, GPTConfig
     cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=1, n_head=2, n_embd=32)
     fw.manual_seed(0)
     m = GPT(cfg).to("cuda")
-    idx = fw.randint(0, 64, (2, 16), device="cuda")
+    return m, fw.randint(0, 64, (2, 16), device="cuda")
+
+
+def test_gpt_mlp_and_projections_fuse():
+    m, idx = _tiny_gpt()
     f = fw.compile(m)
     f(idx, idx)
     logits, loss = f(idx, idx)
@@ -226,12 +231,7 @@ def test_autocast_matmul_forms_round_each_16_bit_value():
 
 
 def test_gpt_fuses_under_autocast():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-    from train_gpt import GPT, GPTConfig
-    cfg = GPTConfig(vocab_size=64, block_size=16, n_layer=1, n_head=2, n_embd=32)
-    fw.manual_seed(0)
-    m = GPT(cfg).to("cuda")
-    idx = fw.randint(0, 64, (2, 16), device="cuda")
+    m, idx = _tiny_gpt()
     f = fw.compile(m)
     with fw.autocast(device_type="cuda", dtype=fw.bfloat16):
         f(idx, idx)

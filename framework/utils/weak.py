@@ -18,8 +18,12 @@ class WeakIdRef(weakref.ref):
 
     __slots__ = ["_id"]
 
+    @staticmethod
+    def _key(obj):
+        return id(obj)
+
     def __init__(self, key, callback=None):
-        self._id = id(key)
+        self._id = self._key(key)
         super().__init__(key, callback)
 
     def __hash__(self):
@@ -28,7 +32,7 @@ class WeakIdRef(weakref.ref):
     def __eq__(self, other):
         a, b = self(), other()
         if a is not None and b is not None:
-            return a is b
+            return self._key(a) == self._key(b)
         return self is other
 
     def __ne__(self, other):
@@ -36,23 +40,11 @@ class WeakIdRef(weakref.ref):
         return not self.__eq__(other)
 
 
-class _WeakHashRef(weakref.ref):
+class _WeakHashRef(WeakIdRef):
     """A weak reference hashed and compared by its referent's ``hash``."""
 
-    __slots__ = ["_id"]
-
-    def __init__(self, key, callback=None):
-        self._id = hash(key)
-        super().__init__(key, callback)
-
-    def __hash__(self):
-        return self._id
-
-    def __eq__(self, other):
-        a, b = self(), other()
-        if a is not None and b is not None:
-            return hash(a) == hash(b)
-        return self is other
+    __slots__ = []
+    _key = staticmethod(hash)
 
 
 class WeakIdKeyDictionary(MutableMapping):
