@@ -295,11 +295,16 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
-            if value.dtype is not self.dtype:
+            want = self.__dict__.get("_grad_dtype", self.dtype)
+            if want is not None and value.dtype is not want:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{value.dtype.name}' to a "
-                    f"tensor with grad_dtype '{self.dtype.scalar_name}'. The gradient must "
-                    "match the tensor's grad_dtype (defaults to the tensor's dtype).")
+                    f"attempting to assign a gradient with dtype '{value.dtype.name}' "
+                    f"to a tensor with grad_dtype '{want.scalar_name}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can "
+                    "set the tensor's grad_dtype attribute with a specific dtype, or None to "
+                    "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
+                    "tensor and its gradient may break downstream systems that assume they "
+                    "match.")
             if value._storage.device != self._storage.device:
                 raise RuntimeError(
                     f"attempting to assign a gradient located on device '{value.device}' to a "
@@ -315,6 +320,29 @@ class Tensor:
     @grad.deleter
     def grad(self):
         self._grad = None
+
+    @property
+    def grad_dtype(self):
+        """The allowed dtype of ``grad`` (leaves only): the tensor's dtype by default; the
+        engine casts incoming gradients to it; None allows any dtype."""
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.__dict__.get("_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value):
+        if self._grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, _dtype.dtype):
+            raise RuntimeError("grad_dtype must be a torch.dtype or None, but got "
+                               f"{type(value).__name__}")
+        if self._grad is not None and value is not None and self._grad.dtype is not value:
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{value.scalar_name}' because there is already a "
+                f"gradient with dtype '{self._grad.dtype.scalar_name}'. Please clear the "
+                "gradient (.grad = None) before changing grad_dtype, or ensure the new "
+                "grad_dtype matches the existing gradient's dtype.")
+        self.__dict__["_grad_dtype"] = value
 
     @property
     def is_leaf(self):

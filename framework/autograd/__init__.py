@@ -135,8 +135,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "the desired behavior.")
             if materialize_grads:
                 g = creation.zeros_like(t)
-        elif g._shape != t._shape:
-            g = g.sum_to_size(t._shape)
+        else:
+            if g._shape != t._shape:
+                g = g.sum_to_size(t._shape)
+            want = t.__dict__.get("_grad_dtype") if t._grad_fn is None else None
+            if want is not None and g.dtype is not want:   # a leaf's grad_dtype (set)
+                g = g.to(want)
         result.append(g)
     return tuple(result)
 

@@ -162,8 +162,9 @@ class AccumulateGrad(Node):
             return ()
         if g._shape != v._shape:
             g = g.sum_to_size(v._shape)
-        if g.dtype is not v.dtype:
-            g = g.to(v.dtype)
+        want = v.__dict__.get("_grad_dtype", v.dtype) if v.__dict__ else v.dtype
+        if g.dtype is not want and want is not None:
+            g = g.to(want)
         old = v._grad
         if grad_mode._mode.enabled:    # create_graph: keep the graph of the gradient
             v._grad = g if old is None else old + g
