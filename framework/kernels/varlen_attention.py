@@ -7,8 +7,8 @@ pointers to that start and masks rows and columns past the end, so no program re
 sequence. lse is (Hq, T_q). The window (left, right) is flash attention's, aligned to the
 bottom-right corner of each sequence; -1 is unbounded.
 """
-from .attention import (_NONE, _blocks, _delta_kernel, _dkdv_kernel, _dq_kernel, _fwd_kernel,
-                        _pow2)
+from .attention import _NONE, _blocks, _fwd_kernel, _pow2
+from .attention_backward import _delta_kernel, _dkdv_kernel, _dq_kernel
 from .launcher import cdiv
 
 _INF = 1 << 30     # a window side of -1: unbounded
