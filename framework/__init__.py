@@ -111,6 +111,7 @@ from . import amp, distributed, utils  # noqa: E402,F401
 from . import profiler, testing  # noqa: E402,F401
 from .amp import autocast  # noqa: E402,F401
 from .amp._ops import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401,E501
+from ._foreach import *  # noqa: E402,F401,F403 (torch._foreach_add_, ...)
 from ._ops.autocast import (  # noqa: E402,F401
     autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
     get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled,

@@ -69,7 +69,7 @@ class Tensor:
     def __new__(cls, *args, device=None):
         from ._ops import creation
         if len(args) == 1 and not isinstance(args[0], int):
-            t = creation.tensor(args[0], dtype=_dtype.get_default_dtype(), device=device)
+            t = creation._new_tensor(args[0], _dtype.get_default_dtype(), device)
         else:
             t = creation.empty(*args, dtype=_dtype.get_default_dtype(), device=device)
         if cls is not Tensor:
@@ -177,7 +177,7 @@ class Tensor:
 
     @property
     def is_meta(self):
-        return False
+        return self._storage.device.type == "meta"
 
     # layouts, backends and kinds of tensor a dense tensor is not (PyTorch code tests them;
     # framework.sparse's subclasses set is_sparse/is_sparse_csr)

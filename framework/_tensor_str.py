@@ -295,4 +295,9 @@ def repr_tensor(t):
         suffixes.append("requires_grad=True")
     plain = type(t) is Tensor or type(t).__name__ == "Parameter"
     prefix = "tensor(" if plain else type(t).__name__ + "("
+    if t.device.type == "meta":    # no values to print
+        meta = [f"device='meta', size={tuple(t.shape)}"]
+        if t.dtype is not _dtype.get_default_dtype():
+            meta.append(f"dtype={t.dtype}")
+        return _add_suffixes(prefix + "...", meta + suffixes, len(prefix))
     return tensor_repr(t.detach()._host_array(), t.dtype.name, str(t.device), suffixes, prefix)

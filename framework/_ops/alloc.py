@@ -76,6 +76,8 @@ def storage(nbytes, device):
         st = cpu_alloc(nbytes)
     elif device.type == "cuda":
         st = _cuda_runtime().alloc_storage(nbytes, device)
+    elif device.type == "meta":
+        st = Storage(0, nbytes, device, None)   # shape and dtype only: no memory
     else:
         raise RuntimeError(f"unsupported device {device}")
     if _grad_mode.inference:
@@ -151,12 +153,34 @@ def resolve_dtype(d, default=None):
 _backends = {}
 
 
+class _MetaKernels:
+    """The kernels of the meta device: there are none (a meta tensor has a shape and a
+    dtype, no data), so reaching one raises NotImplementedError naming the kernel."""
+
+    def __init__(self, family=None):
+        self._family = family
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._family is None:
+            return _MetaKernels(name)
+        raise NotImplementedError(f"Could not run '{self._family}.{name}' with arguments from "
+                                  "the 'meta' device: the framework has no meta kernels (meta "
+                                  "tensors hold a shape and a dtype, not data)")
+
+
+_META_KERNELS = _MetaKernels()
+
+
 def backend(device):
     """The kernel package of a device: framework._cpu, or framework.kernels (Triton)."""
     b = _backends.get(device.type)
     if b is None:
         if device.type == "cpu":
             from .. import _cpu as b
+        elif device.type == "meta":
+            return _META_KERNELS
         else:
             from .. import kernels as b
         _backends[device.type] = b

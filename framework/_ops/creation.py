@@ -1,6 +1,7 @@
 """Tensor creation (tensor, empty, zeros, full, arange, linspace, eye, ...) and ``to``."""
 import builtins
 import math
+import warnings
 
 import numpy as np
 
@@ -76,8 +77,11 @@ def _to_numpy(data):
         return data._host_array(), data.dtype
     if isinstance(data, np.ndarray):
         return data, _dtype.from_numpy_dtype(data.dtype)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        data = _nested_items(data)
+    typed = None
+    if isinstance(data, (list, tuple)):
+        typed = _typed_leaves(data)
+        if typed is not False and any(isinstance(x, Tensor) for x in _flat(data)):
+            data = _nested_items(data)
     try:
         arr = np.asarray(data)
     except ValueError:
@@ -98,7 +102,41 @@ def _to_numpy(data):
         dt = _dtype.get_default_dtype().to_complex()
     else:
         dt = _dtype.from_numpy_dtype(arr.dtype)
-    return arr, dt
+    return arr, typed or dt
+
+
+_PY_NUMBERS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
+def _typed_leaves(data):
+    """The dtype of nested data holding tensors or NumPy values: PyTorch promotes their
+    dtypes with the Python numbers' inferred ones (``[np.float64(r)]`` is float64); False
+    when every leaf is a Python number (one type test each), None when one is not a number."""
+    leaves = _flat(data)
+    for x in leaves:
+        if type(x) not in _PY_NUMBERS:
+            break
+    else:
+        return False
+    dt = None
+    for x in _flat(data):
+        t = type(x)
+        if t is builtins.float:
+            d = _dtype.get_default_dtype()
+        elif t is builtins.bool:
+            d = _dtype.bool
+        elif t is builtins.int:
+            d = _dtype.int64
+        elif t is builtins.complex:
+            d = _dtype.get_default_dtype().to_complex()
+        elif isinstance(x, Tensor):
+            d = x.dtype
+        elif isinstance(x, (np.generic, np.ndarray)) and x.dtype.kind in "biufc":
+            d = _dtype.from_numpy_dtype(x.dtype)
+        else:
+            return None
+        dt = d if dt is None else _dtype.promote_types(dt, d)
+    return dt
 
 
 def _check_leaves(data):
@@ -206,6 +244,17 @@ def _dtype_device_cpu():
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor copying ``data`` (nested lists, numbers, NumPy arrays, tensors)."""
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
+            ".requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning, stacklevel=2)
+    return _new_tensor(data, dtype, device, requires_grad, pin_memory)
+
+
+def _new_tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """``tensor`` without its warning on a tensor argument (``Tensor(data)`` has none)."""
     arr, inferred = _to_numpy(data)
     dt = alloc.resolve_dtype(dtype, inferred) if dtype is not None else inferred
     if not isinstance(data, (Tensor, np.ndarray)):     # Python data: PyTorch checks values
@@ -691,6 +740,10 @@ def to_device(x, device, non_blocking=False):
     """A copy of ``x`` on another device (same dtype, contiguous)."""
     if x._storage.device is device:
         return x
+    if "meta" in (device.type, x._storage.device.type):
+        if device.type != "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return alloc.empty(x._shape, x.dtype, device)
     from .. import cuda
     return cuda.transfer(x, device, non_blocking)
 

@@ -30,7 +30,7 @@ import sys
 import yaml
 
 from .._tensor import Tensor
-from . import pointwise
+from . import numpy_names, pointwise
 from .overlap import check_internal
 
 OPS_YAML = os.path.join(os.path.dirname(os.path.dirname(__file__)), "ops.yaml")
@@ -112,6 +112,14 @@ def _build(row):
         names = [name for _, name, _, _ in op.args]
         if "inplace" in names:
             op.fn = _safe_inplace(op.fn, names.index("inplace") - 1)
+    if not op.namespace:    # x.sum(axis=-1): what the autograd wrapper did not take already
+        method_is_fn = op.method_fn is op.fn
+        if not getattr(op.fn, "_numpy_names", False):
+            op.fn = numpy_names.wrap(op, op.fn)
+        if method_is_fn:
+            op.method_fn = op.fn
+        elif not getattr(op.method_fn, "_numpy_names", False):
+            op.method_fn = numpy_names.wrap(op, op.method_fn)
     return op
 
 

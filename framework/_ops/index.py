@@ -51,10 +51,11 @@ def _as_long(t):
 
 
 def _to_tensor(obj, device):
-    """A list / NumPy array index as a tensor (int64 for ints, bool for bools)."""
+    """A list / tuple / range / NumPy array index as a tensor (int64 for ints, bool for
+    bools)."""
     from .creation import tensor
-    if isinstance(obj, np.ndarray):
-        obj = obj.tolist()
+    if isinstance(obj, (np.ndarray, range)):
+        obj = list(obj) if isinstance(obj, range) else obj.tolist()
     if isinstance(obj, (list, tuple)) and len(obj) == 0:
         return alloc.empty((0,), _int64, device)
     t = tensor(obj, device=device)
@@ -113,7 +114,7 @@ def _prepare(t, index, kinds=None, put=False):
     masks = []          # (dim of r, mask) checked once r is complete
     d = 0               # next dim of t
     for i in index:
-        if isinstance(i, (list, np.ndarray)):
+        if isinstance(i, (list, tuple, range, np.ndarray)):
             i = _to_tensor(i, device)
         elif isinstance(i, Tensor) and i._storage.device is not device:
             i = _index_on(i, device, put)

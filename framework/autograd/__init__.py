@@ -117,10 +117,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     elif materialize_grads and not allow_unused:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
-    roots, gos = _start(outs, _as_list(grad_outputs), lambda g, o: "grad requires one "
-                        f"grad_output per output: got {g} grad_outputs and {o} outputs")
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outs, ins, _as_list(grad_outputs), retain_graph, create_graph,
+                             allow_unused, materialize_grads)
+    roots, gos = _start(outs, _as_list(grad_outputs), lambda g, o: "grad requires one "
+                        f"grad_output per output: got {g} grad_outputs and {o} outputs")
     got = run_backward(roots, gos, retain_graph, create_graph,
                        captures=_input_edges(ins, "grad"), accumulate=False)
     result = []
@@ -143,6 +146,37 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = g.to(want)
         result.append(g)
     return tuple(result)
+
+
+def _batched_grad(outs, ins, gos, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``grad`` with ``is_grads_batched=True``: dimension 0 of every grad_output is a batch
+    of cotangents. The framework has no batching rules, so this runs one backward per
+    batch index (keeping the graph until the last) and stacks the gradients."""
+    from .. import stack
+    gos = [None] * len(outs) if gos is None else gos
+    if len(gos) != len(outs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(gos)} "
+                           f"grad_outputs and {len(outs)} outputs")
+    for i, (o, g) in enumerate(zip(outs, gos)):
+        if g is None:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if g.dim() == 0 or g._shape[1:] != o._shape or g._shape[0] != gos[0]._shape[0]:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
+                f"shape of {o.shape}. If you only want some tensors in `grad_output` to be "
+                "considered batched, consider using vmap.")
+    n = gos[0]._shape[0]
+    per = [grad(outs, ins, [g[b] for g in gos], retain_graph=retain_graph or b < n - 1,
+                create_graph=create_graph, allow_unused=allow_unused,
+                materialize_grads=materialize_grads) for b in range(n)]
+    if n == 0:
+        return tuple(t.new_zeros((0,) + tuple(t.shape)) for t in ins)
+    return tuple(None if per[0][j] is None else stack([p[j] for p in per])
+                 for j in range(len(ins)))
 
 
 class _VariableMeta(type):

@@ -7,6 +7,7 @@ import ast
 import inspect
 
 from .._tensor import Tensor
+from .._ops import numpy_names as _numpy
 from . import grad_mode
 from .graph import Packed, _hooks, grad_accumulator, modified_error, view_fn
 from .record import (_PLAIN, TensorMeta, _attach, _fit, _list_input, _save, _unpack,
@@ -28,12 +29,15 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
     sig = inspect.signature(impl)
     params, call, names, defaults = [], [], [], {}
     star = False
+    # NumPy's axis=/keepdims= (framework/_ops/numpy_names.py), taken here at no extra call
+    numpy_names = _numpy.aliases(op, sig)
+    required = _numpy.placeholders(sig, numpy_names)
     for p in sig.parameters.values():
         n = p.name
         names.append(n)
         if p.default is not p.empty:
             defaults[f"_d_{n}"] = p.default
-        dflt = f"=_d_{n}" if p.default is not p.empty else ""
+        dflt = "=_NA" if n in required else (f"=_d_{n}" if p.default is not p.empty else "")
         if p.kind is p.VAR_POSITIONAL:
             params.append(f"*{n}")
             call.append(f"*{n}")
@@ -50,6 +54,8 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
         else:
             params.append(f"{n}{dflt}")
             call.append(n)
+    if numpy_names:
+        params += ([] if star else ["*"]) + [f"{a}=_NA" for _, a, _ in numpy_names]
     # the schema's names for the parameters: an in-place method may call its first one
     # ``self`` where the schema says ``input`` (transpose_, tril_, ...)
     first = op.args[0][1]
@@ -75,6 +81,7 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
         checks.append(f"_any_rg({n})" if is_list else f"(isinstance({n}, _T) and {n}._requires_grad)")
     if not checks:
         return impl, d
+    guard = _numpy.prologue(op.name, numpy_names, required)
     env = "{" + ", ".join(f"{schema.get(n, n)!r}: {n}" for n in names) + "}"
     # the common call (not in place, no out=) records inline: the op's generated edges and
     # saves functions, the op with grad mode off, the node; the rest goes through record()
@@ -99,7 +106,8 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
                 "            return _attach(_d, _e, _s, _r)\n")
     # an in-place op on an inference tensor outside inference mode is PyTorch's error
     # (one list read until an inference tensor exists)
-    guard = f"    if _inf_seen[0]:\n        _inf_inplace({names[0]})\n" if inplace else ""
+    if inplace:
+        guard += f"    if _inf_seen[0]:\n        _inf_inplace({names[0]})\n"
     src = (f"def {impl.__name__}({', '.join(params)}):\n{guard}"
            f"    if _mode.enabled and ({' or '.join(checks)}):\n"
            f"{fast}"
@@ -108,9 +116,10 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
     g = {"_mode": grad_mode._mode, "_T": Tensor, "_inf_seen": grad_mode._seen,
          "_inf_inplace": grad_mode.check_inplace, "_any_rg": _any_rg, "_record": record,
          "_d": d, "_impl": impl, "_compile": compile_capture, "_attach": _attach,
-         **defaults}
+         "_NA": _numpy.NA, **defaults}
     exec(compile(src, f"<autograd wrapper of {op.name}>", "exec"), g)
     fn = g[impl.__name__]
+    fn._numpy_names = bool(numpy_names)
     fn.__doc__ = impl.__doc__
     fn.__qualname__ = impl.__qualname__
     fn.__module__ = impl.__module__

@@ -169,6 +169,48 @@ def _tangent(t, lvl):
     return tangent
 
 
+def function_jvp(ctx, args, outs):
+    """The outputs of a custom ``Function`` that defines ``jvp``, called inside a level: its
+    ``jvp(ctx, *input_tangents)`` gives the output tangents (missing input tangents are
+    zeros, as in PyTorch). Each differentiable output is then a dual of the level of its
+    own, cut from the inputs' history so that the double-vjp never runs the Function's
+    backward for tangents. When an input reaches a leaf outside the level (a reverse-mode
+    graph the user keeps), the outputs are left as they are and get their tangents through
+    ``backward``."""
+    lvl = _level
+    tensors = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
+    if any(_reaches_outside(a, lvl) for a in tensors):
+        return outs
+    tangents = [_tangent(a, lvl) if isinstance(a, Tensor) and a._requires_grad else None
+                for a in args]
+    if all(t is None for t in tangents):
+        return outs
+    tangents = [a.new_zeros(a.shape) if t is None and isinstance(a, Tensor) else t
+                for a, t in zip(args, tangents)]
+    ctx._in_jvp = True
+    try:
+        with grad_mode.enable_grad():
+            out_tangents = ctx._cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    if not isinstance(out_tangents, tuple):
+        out_tangents = (out_tangents,)
+    if len(out_tangents) != len(outs):
+        raise RuntimeError(f"function {ctx.name()} returned an incorrect number of forward "
+                           f"gradients (expected {len(outs)}, got {len(out_tangents)})")
+    fixed = []
+    for o, t in zip(outs, out_tangents):
+        if isinstance(o, Tensor) and o._grad_fn is ctx:
+            o = o.detach()
+            if t is not None:      # else no tangent (PyTorch's undefined forward grad)
+                o.requires_grad_(True)
+                o.__dict__["_fwd_standin"] = True
+                lvl.duals.append((o, t.detach()))
+                _cache(o, lvl, t.detach())
+        fixed.append(o)
+    return fixed
+
+
 def unpack_dual(tensor, *, level=None):
     """Unpacks a dual tensor into ``UnpackedDualTensor(primal, tangent)``: ``primal`` is a
     view of ``tensor``'s primal, ``tangent`` its forward gradient (None when ``tensor``

@@ -7,7 +7,7 @@ named ``MyOpBackward``) is added whose ``apply`` calls ``MyOp.backward(ctx, *gra
 import functools
 
 from .._tensor import Tensor
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .graph import Node, SavedTensor, edge_of
 
 
@@ -24,6 +24,8 @@ class BackwardCFunction(Node):
         self.materialize_grads = True
         self._dirty = ()
         self._arg_is_tensor = ()
+        self._saved_fwd = None
+        self._in_jvp = False
 
     def name(self):
         return self._cls.__name__ + "Backward"
@@ -34,8 +36,14 @@ class BackwardCFunction(Node):
         them)."""
         self._saved = tuple(SavedTensor(t) if isinstance(t, Tensor) else t for t in tensors)
 
+    def save_for_forward(self, *tensors):
+        """Saves tensors for the ``jvp`` staticmethod (read there as ``ctx.saved_tensors``)."""
+        self._saved_fwd = tensors
+
     @property
     def saved_tensors(self):
+        if self._in_jvp:
+            return tuple(self._saved_fwd or ())
         if self._released:
             from .graph import _FREED
             raise RuntimeError(_FREED)
@@ -113,6 +121,11 @@ class Function:
     vjp = backward
 
     @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @staticmethod
     def setup_context(ctx, inputs, output):
         raise NotImplementedError
 
@@ -157,6 +170,8 @@ class Function:
         from . import anomaly_mode
         if anomaly_mode._enabled:
             anomaly_mode.record_trace(ctx)
+        if forward_ad._level is not None and cls.jvp is not Function.jvp:
+            fixed = forward_ad.function_jvp(ctx, args, fixed)
         return tuple(fixed) if isinstance(out, tuple) else fixed[0]
 
 

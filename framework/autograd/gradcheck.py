@@ -90,18 +90,51 @@ def _analytical(fn, inputs, i, outputs):
     return np.array(rows).T.reshape(x.numel(), total)
 
 
+def _forward_analytical(fn, inputs, i, outputs):
+    """d outputs / d inputs[i] by forward-mode AD (one dual per input element), laid out as
+    ``_analytical``'s."""
+    import numpy as np
+    from . import forward_ad
+    from .._ops import creation
+    from .._ops.memory_format import contiguous_format
+    x = inputs[i]
+    total = sum(o.numel() for o in outputs)
+    rows = []
+    for j in range(x.numel()):
+        t = creation.zeros_like(x, memory_format=contiguous_format)
+        t.reshape(-1)[j] = 1.0
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[i] = forward_ad.make_dual(x.detach(), t)
+            outs = _flat_outputs(fn(*args))
+            tangents = [forward_ad.unpack_dual(o).tangent for o in outs]
+        rows.append(np.concatenate([
+            np.zeros(o.numel()) if tg is None else
+            tg.detach().double().reshape(-1).numpy(force=True).copy()
+            for o, tg in zip(outs, tangents)]) if outs else np.zeros(0))
+    return np.array(rows).reshape(x.numel(), total)
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False,
               check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
     """Checks the gradients of ``func`` at ``inputs`` against finite differences; returns
-    True, or raises (``GradcheckError``) naming the input and the largest mismatch."""
+    True, or raises (``GradcheckError``) naming the input and the largest mismatch.
+    ``check_backward_ad``/``check_forward_ad``: which analytical Jacobians are checked
+    (reverse mode, forward mode through ``autograd.forward_ad``)."""
     import numpy as np
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
     func, inputs = _real_inputs(func, _inputs(inputs))
     outputs = _flat_outputs(func(*inputs))
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._requires_grad]
     # every analytical Jacobian first: the finite differences modify the inputs in place
-    analytical = {i: _analytical(func, inputs, i, outputs) for i in diff}
+    analytical = {i: _analytical(func, inputs, i, outputs)
+                  for i in (diff if check_backward_ad else ())}
+    forward = {i: _forward_analytical(func, inputs, i, outputs)
+               for i in (diff if check_forward_ad else ())}
     for i in diff:
         x = inputs[i]
         if x.dtype.name != "float64":
@@ -110,14 +143,16 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                           "floating point. This check will likely fail if all the inputs are "
                           "not of double precision floating point.", stacklevel=2)
         num = _numerical(func, inputs, i, eps)
-        ana = analytical[i]
-        if not np.allclose(ana, num, rtol=rtol, atol=atol):
+        for mode, ana in (("", analytical.get(i)), (" computed with forward mode",
+                                                     forward.get(i))):
+            if ana is None or np.allclose(ana, num, rtol=rtol, atol=atol):
+                continue
             if not raise_exception:
                 return False
             k = np.unravel_index(np.argmax(np.abs(ana - num)), ana.shape)
-            raise GradcheckError(f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                                 f"numerical:{num}\nanalytical:{ana}\n(largest difference at "
-                                 f"{tuple(int(v) for v in k)}: {num[k]} vs {ana[k]})")
+            raise GradcheckError(f"Jacobian{mode} mismatch for output 0 with respect to input "
+                                 f"{i},\nnumerical:{num}\nanalytical:{ana}\n(largest difference "
+                                 f"at {tuple(int(v) for v in k)}: {num[k]} vs {ana[k]})")
     return True
 
 

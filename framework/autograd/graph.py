@@ -3,7 +3,7 @@
 handles.
 
 A node's ``next_functions`` are its edges ``(node, output_nr)`` towards the inputs of the
-forward call (None where an input needs no gradient). ``apply(grads)`` takes the gradients
+forward call ((None, 0) where an input needs no gradient). ``apply(grads)`` takes the gradients
 of the forward outputs and returns one gradient (or None) per edge.
 
 Graph objects are Python objects that the cyclic garbage collector walks while the graph is
@@ -86,9 +86,10 @@ class Node:
 
     @property
     def next_functions(self):
-        """The edges ``(node, output_nr)`` towards the forward inputs (None: no edge)."""
+        """The edges ``(node, output_nr)`` towards the forward inputs (``(None, 0)``: an input
+        that needs no gradient, as in PyTorch)."""
         it = iter(self._next)
-        return tuple(None if c is None else (c, nr) for c, nr in zip(it, it))
+        return tuple(zip(it, it))
 
     @next_functions.setter
     def next_functions(self, edges):
@@ -150,7 +151,10 @@ class AccumulateGrad(Node):
         self._out_meta = ((variable._shape, variable.dtype, variable._storage.device),)
 
     def name(self):
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"   # PyTorch's C++ name; repr is short
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
 
     def release(self):
         pass   # a leaf's node saves nothing and is reused by every backward
@@ -172,17 +176,22 @@ class AccumulateGrad(Node):
             # the engine's gradient is taken as it is when nothing else can see it (as
             # PyTorch does): referred to only by the engine's list and this frame, not a
             # view, and alone on its storage; otherwise it is copied, never aliased
+            # PyTorch's layout contract: .grad takes the leaf's strides (channels_last
+            # weights get channels_last gradients), so a gradient laid out otherwise is copied
+            laid_out = g.__class__ is Tensor and (g._stride == v._stride
+                                                  or _obeys_layout(g, v))
             if (getrefcount(g) <= _UNSHARED and g._base is None and not g._requires_grad
-                    and getrefcount(g._storage) <= _HELD_ONCE and g.__class__ is Tensor):
+                    and getrefcount(g._storage) <= _HELD_ONCE and g.__class__ is Tensor
+                    and laid_out):
                 v._grad = g
-            elif (g._base is not None and getrefcount(g) <= _UNSHARED
+            elif (g._base is not None and getrefcount(g) <= _UNSHARED and laid_out
                   and _sole_view(g) and not g._requires_grad and g.__class__ is Tensor):
                 # a view (``grad.t()`` of a fresh result) that is the only user of its
                 # base and covers all of it contiguously: taken, as its own tensor
                 g._base = None
                 v._grad = g
             else:
-                v._grad = g.detach().clone()
+                v._grad = _clone_obeying_layout(g.detach(), v)
         elif old._requires_grad:
             v._grad = old.detach() + g
         else:
@@ -191,6 +200,29 @@ class AccumulateGrad(Node):
             for hook in list(self._post_hooks.values()):
                 hook(v)
         return ()
+
+
+def _obeys_layout(g, v):
+    """Whether gradient ``g`` has the layout PyTorch gives ``v.grad``: the strides of ``v``
+    (size-1 dims aside) when ``v`` is dense and non-overlapping, else row-major."""
+    from .._ops.overlap import non_overlapping_and_dense
+    if not non_overlapping_and_dense(v._shape, v._stride):
+        return g.is_contiguous()
+    for n, gs, vs in zip(v._shape, g._stride, v._stride):
+        if (n != 1 and gs != vs) or (n == 1 and gs == 0):
+            return False
+    return True
+
+
+def _clone_obeying_layout(g, v):
+    """A copy of ``g`` laid out as ``_obeys_layout`` asks."""
+    if g.is_sparse or g.is_sparse_csr:   # Embedding(sparse=True): the gradient stays sparse
+        return g.clone()
+    from .._ops.overlap import non_overlapping_and_dense
+    if non_overlapping_and_dense(v._shape, v._stride):
+        return g.new_empty_strided(v._shape, v._stride).copy_(g)
+    from .. import contiguous_format
+    return g.clone(memory_format=contiguous_format)
 
 
 def flat_edges(edges):

@@ -14,8 +14,12 @@ capture a call's edges and saved values.
 Because the formulas are framework ops, running them with grad mode on (create_graph)
 records their own graph: higher-order gradients need no extra code.
 """
+import copy
 import re
 
+import numpy as np
+
+from .. import _dtype
 from .._tensor import Size, Tensor
 from . import anomaly_mode, grad_mode
 from .graph import _seq as _node_seq
@@ -183,6 +187,17 @@ class OpNode(Node):
         self._released = True
         self._saved = None
         self._results = None
+
+    def __getattr__(self, name):
+        # only reached for missing attributes: grad_fn._saved_self, _raw_saved_result, ...
+        if name.startswith("_") and "saved_" in name and "_d" in self.__dict__:
+            from .saved_attrs import saved_attr
+            return saved_attr(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        from .saved_attrs import saved_names
+        return sorted(set(super().__dir__()) | set(saved_names(self)))
 
 
 def _fit(g, shape, dtype):
@@ -433,10 +448,58 @@ _SETITEM.node_name = "IndexPutBackward0"
 _SETITEM.inplace = True
 
 
+_GETITEM_VIEWS = {}     # node name -> _GETITEM named so
+
+
+def _getitem_node(shape, index):
+    """_GETITEM under PyTorch's node name for ``t[index]``: its indexing applies, in order,
+    select (an int), slice (a slice; within a tuple, one that takes a whole dim is skipped)
+    and unsqueeze (None), then index (tensors, lists, bools); the last op names the node."""
+    if isinstance(index, tuple):
+        name, d = "AliasBackward0", 0
+        for i in index:
+            if i is None:
+                name = "UnsqueezeBackward0"
+            elif i is Ellipsis:
+                d += len(shape) - sum(1 for j in index if j is not None and j is not Ellipsis)
+            elif isinstance(i, slice):
+                if d < len(shape) and i.indices(shape[d]) != (0, shape[d], 1):
+                    name = "SliceBackward0"
+                d += 1
+            elif _select_index(i):
+                name, d = "SelectBackward0", d + 1
+            else:
+                return _GETITEM
+    elif isinstance(index, slice):
+        name = "SliceBackward0"
+    elif index is None:
+        name = "UnsqueezeBackward0"
+    elif index is Ellipsis:
+        name = "AliasBackward0"
+    elif _select_index(index):
+        name = "SelectBackward0"
+    else:
+        return _GETITEM
+    d = _GETITEM_VIEWS.get(name)
+    if d is None:
+        d = _GETITEM_VIEWS[name] = copy.copy(_GETITEM)
+        d.node_name = name
+    return d
+
+
+def _select_index(i):
+    """Whether index ``i`` selects (an int, or a 0-d integer tensor), as PyTorch does."""
+    if isinstance(i, Tensor):
+        return i.dim() == 0 and not i.dtype.is_floating_point and i.dtype is not _dtype.bool \
+            and not i.dtype.is_complex
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
 def getitem(impl, input, index):
     """``input[index]``, recorded when it needs a gradient."""
     if grad_mode._mode.enabled and input._requires_grad:
-        return record(_GETITEM, lambda: impl(input, index), {"input": input, "index": index})
+        return record(_getitem_node(input._shape, index), lambda: impl(input, index),
+                      {"input": input, "index": index})
     return impl(input, index)
 
 

@@ -7,7 +7,8 @@ import framework as fw
 
 from . import constraints
 from .distribution import Distribution
-from .multivariate_normal import _batch_mahalanobis, _batch_mv
+from .kl import register_kl
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _batch_mv
 from .utils import lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
@@ -146,3 +147,89 @@ class LowRankMultivariateNormal(Distribution):
         if len(self._batch_shape) == 0:
             return h
         return h.expand(tuple(self._batch_shape))
+
+
+# ---- KL divergences with a low-rank side -------------------------------------------------
+# KL(p || q) = 0.5 * (tr(Sq^-1 Sp) + (mq - mp)^T Sq^-1 (mq - mp) - n + log det Sq - log det Sp),
+# with Sq^-1 through the Woodbury identity when q is low rank:
+# Sq^-1 = Dq^-1 - Dq^-1 Wq C^-T C^-1 Wq^T Dq^-1, C C^T = I + Wq^T Dq^-1 Wq.
+
+def _event_error(both_lowrank):
+    # PyTorch's text, with the run of spaces its line continuation leaves in it
+    kind = "Low Rank" if both_lowrank else "(Low Rank)"
+    return ValueError(f"KL-divergence between two {kind} Multivariate Normals with"
+                      f"{' ' * 26}different event shapes cannot be computed")
+
+
+def _sq_frobenius(m):
+    return m.pow(2).sum((-2, -1))
+
+
+def _woodbury_part(q, m):
+    """C^-1 Wq^T Dq^-1 m: the part of Sq^-1 that the low-rank factor removes."""
+    W, D = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    a = fw.matmul(W.mT / D.unsqueeze(-2), m)
+    cap = q._capacitance_tril
+    shape = tuple(fw.broadcast_shapes(tuple(cap.shape[:-2]), tuple(a.shape[:-2])))
+    return fw.linalg.solve_triangular(cap.expand(shape + tuple(cap.shape[-2:])),
+                                      a.expand(shape + tuple(a.shape[-2:])), upper=False)
+
+
+def _trace_lowrank_q(q, p_factor, p_diag):
+    """tr(Sq^-1 Sp) for Sp = F F^T + diag(d) (F or d may be None) and a low-rank q."""
+    D = q._unbroadcasted_cov_diag
+    tr = 0
+    if p_diag is not None:
+        tr = tr + (p_diag / D).sum(-1) - _sq_frobenius(
+            _woodbury_part(q, fw.diag_embed(p_diag.sqrt())))
+    if p_factor is not None:
+        tr = tr + (p_factor.pow(2) / D.unsqueeze(-1)).sum((-2, -1)) - _sq_frobenius(
+            _woodbury_part(q, p_factor))
+    return tr
+
+
+def _kl(logdet_q, logdet_p, trace, mahalanobis, n):
+    return 0.5 * (logdet_q - logdet_p + trace + mahalanobis - n)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    if tuple(p.event_shape) != tuple(q.event_shape):
+        raise _event_error(True)
+    return _kl(_lowrank_logdet(q._unbroadcasted_cov_diag, q._capacitance_tril),
+               _lowrank_logdet(p._unbroadcasted_cov_diag, p._capacitance_tril),
+               _trace_lowrank_q(q, p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag),
+               _lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                    q.loc - p.loc, q._capacitance_tril),
+               p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrank(p, q):
+    if tuple(p.event_shape) != tuple(q.event_shape):
+        raise _event_error(False)
+    L = p._unbroadcasted_scale_tril
+    return _kl(_lowrank_logdet(q._unbroadcasted_cov_diag, q._capacitance_tril),
+               2 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1),
+               _trace_lowrank_q(q, L, None),
+               _lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                    q.loc - p.loc, q._capacitance_tril),
+               p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    if tuple(p.event_shape) != tuple(q.event_shape):
+        raise _event_error(False)
+    Lq = q._unbroadcasted_scale_tril
+    W, D = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    n = p.event_shape[0]
+    # tr(Sq^-1 Sp) = |Lq^-1 Wp|^2 + |Lq^-1 Dp^1/2|^2
+    trace = 0
+    for m in (W, fw.diag_embed(D.sqrt())):
+        shape = tuple(fw.broadcast_shapes(tuple(Lq.shape[:-2]), tuple(m.shape[:-2])))
+        trace = trace + _sq_frobenius(fw.linalg.solve_triangular(
+            Lq.expand(shape + (n, n)), m.expand(shape + tuple(m.shape[-2:])), upper=False))
+    return _kl(2 * Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1),
+               _lowrank_logdet(D, p._capacitance_tril), trace,
+               _batch_mahalanobis(Lq, q.loc - p.loc), n)

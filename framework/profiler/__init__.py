@@ -21,8 +21,10 @@ launched them (framework/profiler/_record.py says how exact that is). In the sim
 
 Nothing is left behind when no profile records: the recording wrappers are swapped in
 when a profile starts and the original functions put back when it stops.
-``profile_memory``, ``with_stack``, ``with_flops`` and ``with_modules`` are accepted and
-record nothing.
+With ``profile_memory=True`` each range counts the bytes the framework's allocators hand out
+inside it (``cpu_memory_usage``, ``device_memory_usage``; ``self_*`` without its children's);
+unlike PyTorch, frees are not subtracted. ``with_stack``, ``with_flops`` and ``with_modules``
+are accepted and record nothing.
 """
 import enum
 import functools
@@ -155,8 +157,8 @@ class profile:
             raise TypeError("profile(): schedule must be a function of the step number")
         if on_trace_ready is not None and not callable(on_trace_ready):
             raise TypeError("profile(): on_trace_ready must be callable")
-        for flag, name in ((profile_memory, "profile_memory"), (with_stack, "with_stack"),
-                           (with_flops, "with_flops"), (with_modules, "with_modules")):
+        for flag, name in ((with_stack, "with_stack"), (with_flops, "with_flops"),
+                           (with_modules, "with_modules")):
             if flag:
                 warnings.warn(f"framework.profiler: {name}=True is not supported; nothing "
                               "of it is recorded", stacklevel=2)
@@ -184,7 +186,7 @@ class profile:
             from .. import cuda as _cuda
             cuda = _cuda.is_available()
         rec = _record.Recorder(self.record_shapes, ProfilerActivity.CPU in self.activities,
-                               cuda)
+                               cuda, memory=bool(self.profile_memory))
         self._patches = _record.install(rec)
         self._recorder = rec
 
@@ -203,7 +205,8 @@ class profile:
             _record.uninstall(patches)
         from ._events import build
         use_device = "cuda" if rec.cuda else None
-        self._results = EventList(build(raw, kernels, rec.t_start), use_device=use_device)
+        self._results = EventList(build(raw, kernels, rec.t_start), use_device=use_device,
+                                  profile_memory=rec.memory)
 
     def _trace_ready(self):
         if self.on_trace_ready is not None:

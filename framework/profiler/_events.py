@@ -41,6 +41,14 @@ class _Times:
         return self.device_time_total
 
     @property
+    def cuda_memory_usage(self):
+        return self.device_memory_usage
+
+    @property
+    def self_cuda_memory_usage(self):
+        return self.self_device_memory_usage
+
+    @property
     def self_cuda_time_total(self):
         return self.self_device_time_total
 
@@ -63,6 +71,9 @@ class FunctionEvent(_Times):
         self.kernels = []      # the kernels this range launched itself
         self.count = 1
         self.device_time_total = self.self_device_time_total = 0.0
+        # bytes allocated inside the range (``profile_memory``), children included or not
+        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+        self.device_memory_usage = self.self_device_memory_usage = 0
 
     @property
     def key(self):
@@ -97,6 +108,8 @@ class FunctionEventAvg(_Times):
         self.count = 0
         self.cpu_time_total = self.self_cpu_time_total = 0.0
         self.device_time_total = self.self_device_time_total = 0.0
+        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+        self.device_memory_usage = self.self_device_memory_usage = 0
         self.device_type = DeviceType.CPU
         self.is_user_annotation = False
         self.cpu_parent = None
@@ -114,6 +127,10 @@ class FunctionEventAvg(_Times):
         self.self_cpu_time_total += other.self_cpu_time_total
         self.device_time_total += other.device_time_total
         self.self_device_time_total += other.self_device_time_total
+        self.cpu_memory_usage += other.cpu_memory_usage
+        self.self_cpu_memory_usage += other.self_cpu_memory_usage
+        self.device_memory_usage += other.device_memory_usage
+        self.self_device_memory_usage += other.self_device_memory_usage
         return self
 
     __iadd__ = add
@@ -135,6 +152,7 @@ def build(raw, kernels, t_start):
         ev = FunctionEvent(i + 1, r.name, tid, (r.t0 - t_start) / 1e3, (r.t1 - t_start) / 1e3,
                            input_shapes=r.shapes, is_user_annotation=r.cat == "user_annotation",
                            category=r.cat)
+        ev.self_cpu_memory_usage, ev.self_device_memory_usage = r.mem, r.dmem
         by_raw[id(r)] = ev
         events.append(ev)
     for r, ev in zip(raw, events):
@@ -158,8 +176,15 @@ def build(raw, kernels, t_start):
     # recorded after their parents, so one pass from the end adds them up
     for ev in reversed(events[:n]):
         ev.device_time_total += ev.self_device_time_total
+        ev.cpu_memory_usage += ev.self_cpu_memory_usage
+        ev.device_memory_usage += ev.self_device_memory_usage
         if ev.cpu_parent is not None:
             ev.cpu_parent.device_time_total += ev.device_time_total
+            ev.cpu_parent.cpu_memory_usage += ev.cpu_memory_usage
+            ev.cpu_parent.device_memory_usage += ev.device_memory_usage
+        if ev.is_user_annotation:   # PyTorch counts memory for ops only
+            ev.cpu_memory_usage = ev.self_cpu_memory_usage = 0
+            ev.device_memory_usage = ev.self_device_memory_usage = 0
     events.sort(key=lambda e: (e.time_range.start, e.id))
     return events
 
@@ -168,7 +193,9 @@ def build(raw, kernels, t_start):
 
 _SORT_KEYS = ("cpu_time", "cuda_time", "device_time", "cpu_time_total", "cuda_time_total",
               "device_time_total", "self_cpu_time_total", "self_cuda_time_total",
-              "self_device_time_total", "count")
+              "self_device_time_total", "count", "cpu_memory_usage", "self_cpu_memory_usage",
+              "device_memory_usage", "self_device_memory_usage", "cuda_memory_usage",
+              "self_cuda_memory_usage")
 
 
 def _fmt(us):
@@ -178,6 +205,14 @@ def _fmt(us):
     if us >= 1e3:
         return f"{us / 1e3:.3f}ms"
     return f"{us:.3f}us"
+
+
+def _fmt_mem(nbytes):
+    """PyTorch's memory format: B, then KB, MB, GB (powers of 1024) with two decimals."""
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} B"
 
 
 def _pct(part, whole):
@@ -190,7 +225,7 @@ def _clip(text, width):
 
 def table(events, sort_by=None, row_limit=100, max_name_column_width=55,
           max_shapes_column_width=80, header=None, top_level_events_only=False,
-          with_cuda=None, shapes=False):
+          with_cuda=None, shapes=False, profile_memory=False):
     if sort_by is not None:
         if sort_by not in _SORT_KEYS:
             raise ValueError(f"table(): unknown sort_by {sort_by!r}; valid keys: "
@@ -213,6 +248,9 @@ def table(events, sort_by=None, row_limit=100, max_name_column_width=55,
     cols = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
     if with_cuda:
         cols += ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"]
+    cuda_mem = with_cuda and any(e.self_device_memory_usage > 0 for e in events)
+    if profile_memory:
+        cols += ["CPU Mem", "Self CPU Mem"] + (["CUDA Mem", "Self CUDA Mem"] if cuda_mem else [])
     cols.append("# of Calls")
     widths = [name_w] + [12] * len(cols)
     if shapes:
@@ -237,6 +275,10 @@ def table(events, sort_by=None, row_limit=100, max_name_column_width=55,
         if with_cuda:
             row += [_fmt(e.self_device_time_total), _pct(e.self_device_time_total, self_dev),
                     _fmt(e.device_time_total), _fmt(e.device_time)]
+        if profile_memory:
+            row += [_fmt_mem(e.cpu_memory_usage), _fmt_mem(e.self_cpu_memory_usage)]
+            if cuda_mem:
+                row += [_fmt_mem(e.device_memory_usage), _fmt_mem(e.self_device_memory_usage)]
         row.append(str(e.count))
         if shapes:
             row.append(str(e.input_shapes))
@@ -250,9 +292,10 @@ def table(events, sort_by=None, row_limit=100, max_name_column_width=55,
 class EventList(list):
     """A list of events (or of averages) with PyTorch's ``EventList`` methods."""
 
-    def __init__(self, *args, use_device=None):
+    def __init__(self, *args, use_device=None, profile_memory=False):
         super().__init__(*args)
         self._use_device = use_device
+        self._profile_memory = profile_memory
         self._by_shape = False
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
@@ -266,7 +309,8 @@ class EventList(list):
                 avg = groups[key] = FunctionEventAvg(
                     e.key, e.input_shapes if group_by_input_shape else None)
             avg.add(e)
-        out = EventList(groups.values(), use_device=self._use_device)
+        out = EventList(groups.values(), use_device=self._use_device,
+                        profile_memory=self._profile_memory)
         out._by_shape = group_by_input_shape
         return out
 
@@ -277,7 +321,8 @@ class EventList(list):
         ``row_limit`` rows, CUDA columns where the profile timed kernels."""
         return table(self, sort_by, row_limit, max_name_column_width, max_shapes_column_width,
                      header, top_level_events_only,
-                     with_cuda=True if self._use_device else None, shapes=self._by_shape)
+                     with_cuda=True if self._use_device else None, shapes=self._by_shape,
+                     profile_memory=self._profile_memory)
 
     def total_average(self):
         total = FunctionEventAvg("Total")

@@ -43,7 +43,7 @@ _TENSOR_EXTRAS = {"to": "aten::to", "detach": "aten::detach", "item": "aten::ite
 
 class Raw:
     """One CPU range: an op call, a ``record_function`` block, a backward node, a launch."""
-    __slots__ = ("name", "cat", "t0", "t1", "parent", "tid", "shapes")
+    __slots__ = ("name", "cat", "t0", "t1", "parent", "tid", "shapes", "mem", "dmem")
 
 
 class Kernel:
@@ -70,9 +70,10 @@ def _shapes(args, kwargs):
 class Recorder:
     """The ranges and kernels of one trace (a profile's recording, warmup included)."""
 
-    def __init__(self, record_shapes, cpu, cuda):
+    def __init__(self, record_shapes, cpu, cuda, memory=False):
         self.record_shapes = record_shapes
         self.cpu, self.cuda = cpu, cuda
+        self.memory = memory  # count the bytes allocated inside each range
         self.quiet = 0     # > 0 while the autotuner benchmarks configs: not recorded
         self.busy = 0      # > 0 inside a timed launch: an inner launch path is not timed twice
         self.clear()
@@ -93,6 +94,7 @@ class Recorder:
     def push(self, name, cat, args=None, kwargs=None):
         ev = Raw()
         ev.name, ev.cat, ev.t1 = name, cat, None
+        ev.mem = ev.dmem = 0
         ev.tid = tid = _ident()
         stack = self.stacks.get(tid)
         if stack is None:
@@ -471,11 +473,41 @@ def install(recorder):
                             node, grads, lambda n, g: prev(n, g, apply)))
         if recorder.cuda:
             _install_kernels(patches)
+        if recorder.memory:
+            _install_memory(patches)
     except BaseException:
         patches.restore()
         raise
     _state = recorder
     return patches
+
+
+def _alloc_wrap(fn, device):
+    """An allocator entry point ``fn(nbytes, ...)`` that adds ``nbytes`` to the innermost
+    open range of the calling thread (host or device bytes)."""
+    def recorded(nbytes, *args):
+        out = fn(nbytes, *args)
+        rec = _state
+        if rec is not None:
+            stack = rec.stacks.get(_ident())
+            if stack:
+                if device:
+                    stack[-1].dmem += nbytes
+                else:
+                    stack[-1].mem += nbytes
+        return out
+    return recorded
+
+
+def _install_memory(patches):
+    """``profile_memory``: the host allocator as the dispatcher and ``Storage`` reach it,
+    and the CUDA runtime's storage allocation."""
+    from .. import _storage
+    from .._ops import alloc
+    from ..cuda import _runtime
+    for owner in (alloc, _storage):
+        patches.set(owner, "_host_alloc", _alloc_wrap(vars(owner)["_host_alloc"], False))
+    patches.set(_runtime, "alloc_storage", _alloc_wrap(_runtime.alloc_storage, True))
 
 
 def uninstall(patches):

@@ -19,7 +19,7 @@ def test_graph_fields(device):
     assert x.is_leaf and not y.is_leaf and y.requires_grad
     assert y.grad_fn.name() == "MulBackward0"
     fn, nr = y.grad_fn.next_functions[0]
-    assert fn.name() == "AccumulateGrad" and fn.variable is x and nr == 0
+    assert fn.name() == "torch::autograd::AccumulateGrad" and fn.variable is x and nr == 0
     z = y.detach()
     assert z.grad_fn is None and not z.requires_grad
     assert fw.tensor([1]).is_leaf

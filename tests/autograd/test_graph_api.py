@@ -110,7 +110,7 @@ def test_gradient_edges(device):
     edge = fw.autograd.graph.get_gradient_edge(h)
     assert edge.node is h.grad_fn and edge.output_nr == 0
     leaf_edge = fw.autograd.graph.get_gradient_edge(x)
-    assert leaf_edge.node.name() == "AccumulateGrad"
+    assert leaf_edge.node.name() == "torch::autograd::AccumulateGrad"
     gh, gx = fw.autograd.grad(y, [edge, x])
     np.testing.assert_allclose(_np(gh), [2.0, 2.0, 2.0])
     np.testing.assert_allclose(_np(gx), 2 * np.exp(X))

@@ -14,7 +14,7 @@ __all__ = ["quantize_dynamic", "get_default_dynamic_quant_module_mappings", "pre
 def get_default_dynamic_quant_module_mappings():
     """Float module class -> dynamically quantized module class."""
     from ..nn.quantized import dynamic as nnqd
-    return {nn.Linear: nnqd.Linear}
+    return {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM}
 
 
 def get_default_static_quant_module_mappings():

@@ -275,6 +275,9 @@ class _CTCLoss(fw.autograd.Function):
         inside = pos < (2 * tgt_len + 1).unsqueeze(1)                 # valid l' positions
         alpha = fw.where(pos < 2, lpe[0], fw.full_like(lpe[0], ninf))
         alpha = fw.where(inside, alpha, fw.full_like(alpha, ninf))
+        # an empty input emits nothing: probability 1 for an empty target, 0 otherwise
+        empty = fw.where(pos == 0, fw.zeros_like(alpha), fw.full_like(alpha, ninf))
+        alpha = fw.where((in_len == 0).unsqueeze(1), empty, alpha)
         alphas = [alpha]
         for t in range(1, T):
             two = fw.where(skip, _shift(alpha, 2, ninf), fw.full_like(alpha, ninf))
@@ -353,13 +356,26 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         log_probs = log_probs.unsqueeze(1)
         if targets.dim() == 1 and targets.numel() > 0:
             targets = targets.unsqueeze(0)
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.dim()}-"
+                           "dimensional tensor for argument #1 'log_probs' (while checking "
+                           "arguments for ctc_loss_allocate_outputs)")
     T, N, C = log_probs.shape
     if log_probs.numel() == 0:
         raise RuntimeError("log_probs tensor must not be empty")
     if not 0 <= blank < C:
         raise RuntimeError("blank must be in label range")
+    for name, x in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if isinstance(x, fw.Tensor) and (x.dtype.is_floating_point or x.dtype.is_complex):
+            raise RuntimeError(f"{name} must be integral")
     in_len = _lengths(input_lengths)
     tgt_len = _lengths(target_lengths)
+    for name, lens in (("input_lengths", in_len), ("target_lengths", tgt_len)):
+        for k in lens:
+            if k < 0:
+                raise RuntimeError(f"Expected {name} to have value at least 0, but got value "
+                                   f"{k} (while checking arguments for "
+                                   "ctc_loss_allocate_outputs)")
     if len(in_len) != N:
         raise RuntimeError("input_lengths must be of size batch_size")
     if len(tgt_len) != N:
@@ -406,5 +422,7 @@ def _extended_labels(rows, blank, max_len):
     for n, row in enumerate(rows):
         ext[n, 1:2 * len(row):2] = row
     skip = np.zeros((len(rows), L), dtype=bool)
-    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    # PyTorch allows the skip wherever l'[s] differs from l'[s - 2], which also decides what
+    # a blank inside a target means
+    skip[:, 2:] = ext[:, 2:] != ext[:, :-2]
     return ext, skip
