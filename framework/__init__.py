@@ -193,4 +193,8 @@ def __getattr__(name):
                 "futures", "export", "quantization"):
         import importlib
         return importlib.import_module(__name__ + "." + name)
+    if name == "_assert":   # torch._assert (torchvision's ViT checks its input size with it)
+        from .fx.tracer import _assert
+        globals()["_assert"] = _assert
+        return _assert
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,14 +2,14 @@
 (``reset``, ``config``, ``disable``, ``mark_dynamic`` ...). ``framework.compile`` traces
 with ``framework.fx`` (framework/_inductor), without graph breaks or dynamic shapes, so the
 marking functions only keep such scripts running."""
-from . import config  # noqa: F401
+from . import config, exc  # noqa: F401
 from ..compiler import (  # noqa: F401
-    allow_in_graph, assume_constant_result, disable, is_compiling, reset,
+    allow_in_graph, assume_constant_result, disable, is_compiling, list_backends, reset,
 )
 
-__all__ = ["config", "reset", "disable", "is_compiling", "allow_in_graph",
+__all__ = ["config", "exc", "reset", "disable", "is_compiling", "allow_in_graph",
            "assume_constant_result", "mark_dynamic", "maybe_mark_dynamic", "mark_static",
-           "graph_break", "reset_code_caches"]
+           "graph_break", "reset_code_caches", "list_backends"]
 
 
 def mark_dynamic(t, index, *, hint_override=None, min=None, max=None, specialize_on=None):

@@ -24,6 +24,7 @@ import warnings
 import weakref
 
 from .. import _dynamo
+from .._dynamo import exc as _dynamo_exc
 from .._ops import autocast
 from .._tensor import Tensor
 from ..autograd import grad_mode
@@ -79,6 +80,9 @@ class CompiledCallable:
 
     def _fall_back(self, reason):
         if self.fullgraph:
+            if isinstance(reason, (TraceError, NotImplementedError)):
+                # where PyTorch's compiler would break the graph: its exception class
+                raise _dynamo_exc.Unsupported(str(reason)) from reason
             raise reason
         self.eager = True
         warnings.warn(f"framework.compile: {self._name()} runs eagerly: it could not be "

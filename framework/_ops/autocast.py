@@ -51,9 +51,11 @@ _CUDA_POLICY = {
 }
 
 _CPU_POLICY = {
+    # (PyTorch's CPU list has no einsum or tensordot: they reach its mm/bmm inside, so
+    # tensordot, and einsum where it contracts (_einsum_contracts), end in bfloat16)
     _LOWER: """conv1d conv2d conv3d bmm mm linalg.vecdot baddbmm addmm addbmm linear matmul
         conv_tbc conv_transpose1d conv_transpose2d conv_transpose3d prelu
-        scaled_dot_product_attention""",
+        scaled_dot_product_attention einsum tensordot""",
     _FP32: """avg_pool3d binary_cross_entropy grid_sample polar prod quantile nanquantile stft
         cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse lu_solve
         orgqr ormqr pinverse max_pool3d max_unpool2d max_unpool3d adaptive_avg_pool3d
@@ -184,6 +186,8 @@ def _run(fn, name, policies, dtype_pos, args, kwargs):
         return fn(*args, **kwargs)
     if cat == _BANNED:
         raise RuntimeError(_BANNED_MSG.format(name=name))
+    if name == "einsum" and dev == "cpu" and not _einsum_contracts(args, kwargs):
+        cat = _PROMOTE   # PyTorch multiplies there, in the widest type of the operands
     st.excluded += 1
     st.active = False
     try:
@@ -206,6 +210,22 @@ def _run(fn, name, policies, dtype_pos, args, kwargs):
     finally:
         st.excluded -= 1
         st.refresh()
+
+
+def _einsum_contracts(args, kwargs):
+    """Whether an einsum sums a label that two operands share: PyTorch's CPU einsum then
+    calls bmm (autocast to the lower precision); else it multiplies, promoting types."""
+    eq = args[0] if args else kwargs.get("equation")
+    if not isinstance(eq, str):
+        return True
+    lhs, arrow, rhs = eq.replace(" ", "").partition("->")
+    terms = [set(c for c in t if c.isalpha()) for t in lhs.split(",")]
+    if arrow:
+        out = set(c for c in rhs if c.isalpha())
+    else:   # implicit output: the labels that appear once
+        letters = [c for c in lhs if c.isalpha()]
+        out = {c for c in letters if letters.count(c) == 1}
+    return any(c not in out and sum(c in t for t in terms) >= 2 for c in set().union(*terms))
 
 
 def _fused_linear(args, kwargs, to):
@@ -279,6 +299,11 @@ def install(namespaces):
     for op in ops().values():
         op.fn = made.get(id(op.fn), op.fn)
         op.method_fn = made.get(id(op.method_fn), op.method_fn)
+    # module classes that captured an op when defined (Conv2d._FN = staticmethod(F.conv2d))
+    from ..profiler._record import module_functions
+    for cls, attr, fn in list(module_functions()):
+        if id(fn) in made:
+            setattr(cls, attr, staticmethod(made[id(fn)]))
     return sorted({w.__name__ for w in made.values()})
 
 

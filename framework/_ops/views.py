@@ -419,6 +419,16 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(out)
 
 
+def split_method(self, split_size, dim=0):
+    """``Tensor.split(split_size, dim=0)``: the method names its size ``split_size``
+    (``x.split(split_size=[a, b], dim=-1)`` in Mamba's reference code)."""
+    from . import dispatcher
+    return dispatcher.function("split")(self, split_size, dim)   # the recorded op
+
+
+split_method.__name__, split_method.__qualname__ = "split", "Tensor.split"  # in TypeErrors
+
+
 def chunk(input, chunks, dim=0):
     """Splits into ``chunks`` nearly equal pieces (the last may be smaller)."""
     chunks = args.to_int("chunk", "chunks", chunks, 1)

@@ -148,8 +148,9 @@ def _patch_module_functions(patches):
     (``Conv2d._FN = staticmethod(F.conv2d)``), which the fx tracer, keeping those modules
     as leaves, never needs to see."""
     for cls, attr, fn in module_functions():
+        # (an op autocast wraps is named for its home, the framework module itself)
         if cls.__module__.startswith("framework.nn") and \
-                getattr(fn, "__module__", "").startswith("framework."):
+                (getattr(fn, "__module__", None) or "").partition(".")[0] == "framework":
             patches.set(cls, attr, staticmethod(_function_wrapper(fn)))
 
 

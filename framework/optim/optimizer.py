@@ -5,6 +5,7 @@ It owns the parameter groups (``param_groups``, editable in place), the per-para
 PyTorch's layout, ``zero_grad`` and the step / state-dict hooks. Subclasses define
 ``step`` (wrapped here so that step hooks run around it)."""
 import functools
+import sys
 import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
@@ -102,6 +103,13 @@ def _hooked_step(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         self = args[0]
+        trace = sys.modules.get("framework._inductor.trace")
+        if trace is not None and trace.compiling:
+            # a compiled graph would bake the step's Python numbers (lr, bias corrections)
+            # in and keep traced values in self.state: the compiled caller runs eagerly
+            from framework.fx.proxy import TraceError
+            raise TraceError(f"{type(self).__name__}.step() runs eagerly under "
+                             "framework.compile")
         for pre_hook in chain(_global_optimizer_pre_hooks.values(),
                               self._optimizer_step_pre_hooks.values()):
             result = pre_hook(self, args, kwargs)
