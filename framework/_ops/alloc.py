@@ -153,9 +153,17 @@ def resolve_dtype(d, default=None):
 _backends = {}
 
 
+def _meta_noop(*args, **kwargs):
+    return None
+
+
 class _MetaKernels:
-    """The kernels of the meta device: there are none (a meta tensor has a shape and a
-    dtype, no data), so reaching one raises NotImplementedError naming the kernel."""
+    """The kernels of the meta device: a meta tensor has a shape and a dtype, no data, so
+    the random fills and fill (what module construction and ``nn.init`` run, as under
+    ``with torch.device("meta")``) do nothing; reaching any other kernel raises
+    NotImplementedError naming it."""
+
+    _NOOP_FAMILIES = ("random",)
 
     def __init__(self, family=None):
         self._family = family
@@ -165,9 +173,11 @@ class _MetaKernels:
             raise AttributeError(name)
         if self._family is None:
             return _MetaKernels(name)
+        if self._family in self._NOOP_FAMILIES or (self._family, name) == ("copy", "fill"):
+            return _meta_noop
         raise NotImplementedError(f"Could not run '{self._family}.{name}' with arguments from "
-                                  "the 'meta' device: the framework has no meta kernels (meta "
-                                  "tensors hold a shape and a dtype, not data)")
+                                  "the 'meta' device: the framework has no meta kernel for it "
+                                  "(meta tensors hold a shape and a dtype, not data)")
 
 
 _META_KERNELS = _MetaKernels()

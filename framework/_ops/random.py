@@ -48,6 +48,8 @@ def _kernels(t):
 
 def _take(generator, device, n):
     """Reserves n counters of the generator for ``device``; returns (seed, offset)."""
+    if device.type == "meta":   # nothing is drawn for a tensor without data (as PyTorch)
+        return 0, 0
     return _random.resolve(generator, device)._take(n)
 
 
