@@ -158,12 +158,17 @@ def _meta_noop(*args, **kwargs):
 
 
 class _MetaKernels:
-    """The kernels of the meta device: a meta tensor has a shape and a dtype, no data, so
-    the random fills and fill (what module construction and ``nn.init`` run, as under
-    ``with torch.device("meta")``) do nothing; reaching any other kernel raises
-    NotImplementedError naming it."""
+    """The kernels of the meta device. A meta tensor has a shape and a dtype, no data: the
+    dispatcher has already given every result its shape, dtype and layout, so a kernel has
+    nothing to do (``with torch.device("meta")`` module construction, shape inference
+    through whole models, as PyTorch's meta kernels). The kernels whose result is read on the
+    host (a count, a range, the unique values) raise NotImplementedError naming the kernel:
+    their output shape depends on data, as PyTorch's meta device refuses them too."""
 
-    _NOOP_FAMILIES = ("random",)
+    _HOST_RESULTS = {("index", "mask_count"), ("index", "nonzero"), ("index", "nonzero_count"),
+                     ("index", "tri_indices_count"), ("shape", "repeat_interleave_total"),
+                     ("sort", "unique_flat"), ("sort", "unique_rows"), ("sort", "int_range"),
+                     ("sort", "float_range"), ("grad_norm", "total_norm")}
 
     def __init__(self, family=None):
         self._family = family
@@ -173,11 +178,11 @@ class _MetaKernels:
             raise AttributeError(name)
         if self._family is None:
             return _MetaKernels(name)
-        if self._family in self._NOOP_FAMILIES or (self._family, name) == ("copy", "fill"):
+        if (self._family, name) not in self._HOST_RESULTS:
             return _meta_noop
         raise NotImplementedError(f"Could not run '{self._family}.{name}' with arguments from "
-                                  "the 'meta' device: the framework has no meta kernel for it "
-                                  "(meta tensors hold a shape and a dtype, not data)")
+                                  "the 'meta' device: its output's shape depends on data, "
+                                  "which meta tensors do not hold")
 
 
 _META_KERNELS = _MetaKernels()

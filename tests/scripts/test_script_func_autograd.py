@@ -6,9 +6,6 @@ AD, custom autograd.Function and hooks are in test_script_autograd_extending.py.
 import copy
 import functools
 
-import pytest
-
-import framework
 from func_support import compare_on
 from script_harness import compare, data, init_params
 
@@ -326,5 +323,3 @@ def meta_module(torch, device="cpu"):
 
 def test_meta_module():
     compare_on(meta_module, text=["info", "repr", "copy_out", "to_empty"])
-    with pytest.raises(NotImplementedError, match="meta"):
-        framework.empty(3, device="meta").exp()    # no meta kernels: a clear error
