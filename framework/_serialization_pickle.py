@@ -40,6 +40,7 @@ _STORAGE_NAMES = {
     _dtype.int16: "ShortStorage", _dtype.int32: "IntStorage", _dtype.int64: "LongStorage",
     _dtype.float16: "HalfStorage", _dtype.bfloat16: "BFloat16Storage",
     _dtype.float32: "FloatStorage", _dtype.float64: "DoubleStorage",
+    _dtype.complex64: "ComplexFloatStorage", _dtype.complex128: "ComplexDoubleStorage",
 }
 _STORAGE_GLOBALS = {d: _Global("torch", n) for d, n in _STORAGE_NAMES.items()}
 # a quantized tensor's integers are saved as PyTorch's quantized storages
@@ -268,7 +269,8 @@ def _torch_names():
     for n in ao.SENTINELS:
         names["torch." + n] = getattr(ao, n)
     for alias in ("bool", "uint8", "int8", "int16", "short", "int32", "int", "int64", "long",
-                  "float16", "half", "bfloat16", "float32", "float", "float64", "double"):
+                  "float16", "half", "bfloat16", "float32", "float", "float64", "double",
+                  "complex64", "cfloat", "complex128", "cdouble"):
         names["torch." + alias] = getattr(_dtype, alias)
     return names
 

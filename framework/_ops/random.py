@@ -16,6 +16,7 @@ from .. import _dtype
 from .. import random as _random
 from .._tensor import Tensor
 from . import alloc, overlap
+from .complex_views import as_real
 from . import args as _args
 from .creation import _finish, _size, _tuple_arg
 from .pointwise import (require_tensor, broadcast_shapes, check_out, common_device,
@@ -60,9 +61,26 @@ def _fill(t, kind, a, b, generator):
     return t
 
 
-def _need_float(kernel, dt):
-    if not dt.is_floating_point:
+def _need_float(kernel, dt, complex_ok=False):
+    if not (dt.is_floating_point or complex_ok and dt.is_complex):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{type_name(dt)}'")
+
+
+def _fill_any(t, kind, a, b, generator):
+    """``_fill`` of a floating or complex ``t`` (UNIFORM or NORMAL). A complex number takes
+    one draw per part; a normal part has variance b**2 / 2, so that E|z - a|^2 = b**2 (as
+    PyTorch's complex ``randn`` and ``normal_``)."""
+    if not t.dtype.is_complex:
+        return _fill(t, kind, a, b, generator)
+    _fill(as_real(t), kind, a, b * math.sqrt(0.5) if kind == NORMAL else b, generator)
+    return t
+
+
+def _fill_standard(t, kind, generator):
+    """Fills a floating or complex ``t`` from U[0, 1) or N(0, 1)."""
+    _need_float("check_uniform_bounds" if kind == UNIFORM else "normal_kernel_cpu", t.dtype,
+                complex_ok=True)
+    return _fill_any(t, kind, 0.0, 1.0, generator)
 
 
 def _factory_out(op, size, out, dtype, device, default=None, size_kw=None):
@@ -98,32 +116,28 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False, **size_kw):
     """A tensor of numbers drawn uniformly from [0, 1)."""
     t = _factory_out("rand", size, out, dtype, device, size_kw=size_kw)
-    _need_float("check_uniform_bounds", t.dtype)
-    return _finish(_fill(t, UNIFORM, 0.0, 1.0, generator), requires_grad)
+    return _finish(_fill_standard(t, UNIFORM, generator), requires_grad)
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False, **size_kw):
     """A tensor of numbers drawn from the standard normal distribution."""
     t = _factory_out("randn", size, out, dtype, device, size_kw=size_kw)
-    _need_float("normal_kernel_cpu", t.dtype)
-    return _finish(_fill(t, NORMAL, 0.0, 1.0, generator), requires_grad)
+    return _finish(_fill_standard(t, NORMAL, generator), requires_grad)
 
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None):
     """``rand`` with the shape (and by default dtype and device) of ``input``."""
     t = _like(input, dtype, device)
-    _need_float("check_uniform_bounds", t.dtype)
-    return _finish(_fill(t, UNIFORM, 0.0, 1.0, generator), requires_grad)
+    return _finish(_fill_standard(t, UNIFORM, generator), requires_grad)
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
                requires_grad=False, memory_format=None):
     """``randn`` with the shape (and by default dtype and device) of ``input``."""
     t = _like(input, dtype, device)
-    _need_float("normal_kernel_cpu", t.dtype)
-    return _finish(_fill(t, NORMAL, 0.0, 1.0, generator), requires_grad)
+    return _finish(_fill_standard(t, NORMAL, generator), requires_grad)
 
 
 # ---- integers ---------------------------------------------------------------------------
@@ -256,8 +270,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         mean, std = _args.scalar("normal", "mean", mean, 1), _args.scalar("normal", "std", std, 2)
         _check_std(std)
         t = _factory_out("normal", (_tuple_arg("normal", "size", size, 3),), out, dtype, device)
-        _need_float("normal_kernel_cpu", t.dtype)
-        return _finish(_fill(t, NORMAL, mean, std, generator), requires_grad)
+        _need_float("normal_kernel_cpu", t.dtype, complex_ok=True)
+        return _finish(_fill_any(t, NORMAL, mean, std, generator), requires_grad)
     if size is not None:
         raise TypeError("normal() received an invalid combination of arguments: size is only "
                         "accepted with a float mean and std")
@@ -267,13 +281,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
             raise RuntimeError("normal expects all elements of std >= 0.0")
     else:
         _check_std(std)
+    if st and std.dtype.is_complex:
+        raise RuntimeError("normal expects standard deviation to be non-complex")
     dt = _dtype.promote_types(mean.dtype, std.dtype) if mt and st else tensors[0].dtype
-    _need_float("normal_kernel_cpu", dt)
+    _need_float("normal_kernel_cpu", dt, complex_ok=True)
     shape = broadcast_shapes(*(x._shape for x in tensors))
     dev = common_device("normal", tensors)
     t = check_out("normal", out, shape, dt, False) if out is not None else \
         alloc.empty(shape, dt, dev)
-    _fill(t, NORMAL, 0.0, 1.0, generator)
+    _fill_any(t, NORMAL, 0.0, 1.0, generator)
     from .dispatcher import function  # mean + std * z, as PyTorch computes it
     function("mul")(t, std, out=t)
     function("add")(t, mean, out=t)
@@ -390,27 +406,29 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 def uniform_(self, from_=0, to=1, *, generator=None):
     """Fills self with numbers drawn uniformly from [from, to)."""
-    _need_float("check_uniform_bounds", self.dtype)
+    _need_float("check_uniform_bounds", self.dtype, complex_ok=True)
     from_, to = _args.scalar("uniform_", "from", from_), _args.scalar("uniform_", "to", to)
-    lo, hi = -_dtype.finfo(self.dtype).max, _dtype.finfo(self.dtype).max
+    real = self.dtype.to_real()   # a complex tensor: both parts from [from, to)
+    lo, hi = -_dtype.finfo(real).max, _dtype.finfo(real).max
     for name, v in (("from", from_), ("to", to)):
         if not lo <= v <= hi:
-            raise RuntimeError(f"{name} is out of bounds for {_CNAME[self.dtype]}")
+            raise RuntimeError(f"{name} is out of bounds for {_CNAME[real]}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={_fmt(from_)} > to={_fmt(to)}")
     if to - from_ > hi:
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
-                           f"{type_name(self.dtype)}>::max(), but found to={_fmt(to)} and "
+                           f"{type_name(real)}>::max(), but found to={_fmt(to)} and "
                            f"from={_fmt(from_)} which result in to-from to exceed the limit")
-    return _inplace(_fill(_target(self), UNIFORM, from_, float(to) - float(from_), generator))
+    return _inplace(_fill_any(_target(self), UNIFORM, from_, float(to) - float(from_),
+                              generator))
 
 
 def normal_(self, mean=0, std=1, *, generator=None):
     """Fills self with numbers drawn from N(mean, std**2)."""
-    _need_float("normal_kernel_cpu", self.dtype)
+    _need_float("normal_kernel_cpu", self.dtype, complex_ok=True)
     _check_std(std)
-    return _inplace(_fill(_target(self), NORMAL, mean, std, generator))
+    return _inplace(_fill_any(_target(self), NORMAL, mean, std, generator))
 
 
 def random_(self, from_=None, to=_MISSING, *, generator=None):

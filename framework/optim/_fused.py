@@ -31,7 +31,11 @@ def _parts(rows):
 def _run(rows, call):
     """Calls ``call(part)`` for each (device, dtype) part of ``rows`` (tuples of tensors
     updated in place, None, or plain values), with contiguous stand-ins of the strided
-    tensors, copied back into them after the call."""
+    tensors, copied back into them after the call. A complex param and its grad and state
+    are updated as their real views (PyTorch's ``view_as_real``): the real and imaginary
+    parts each have their own moments, as two real params would."""
+    if any(r[0].dtype.is_complex for r in rows):
+        rows = [tuple(_real_view(t) for t in r) for r in rows]
     for part in _parts(rows):
         # is_contiguous only where the strides are not the shape's row-major ones: the
         # usual part has nothing strided, and is passed as it is
@@ -47,6 +51,10 @@ def _run(rows, call):
         call([tuple(r) for r in dense])
         for i, j in strided:
             part[i][j].copy_(dense[i][j])
+
+
+def _real_view(t):
+    return _fw.view_as_real(t) if isinstance(t, Tensor) and t.dtype.is_complex else t
 
 
 _SCALARS = {"float32": ctypes.c_float, "float64": ctypes.c_double}

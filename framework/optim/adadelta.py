@@ -1,7 +1,7 @@
 """Adadelta (PyTorch's ``torch.optim.Adadelta``)."""
 import framework as _fw
 from .optimizer import Optimizer, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
-from .optimizer import _refuse_sparse_grads
+from .optimizer import _real_views, _refuse_sparse_grads
 
 __all__ = ["Adadelta"]
 
@@ -41,7 +41,8 @@ class Adadelta(Optimizer):
                 state["step"].add_(1)
                 if wd != 0:
                     grad = grad.add(p, alpha=wd)
-                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+                p, grad, square_avg, acc_delta = _real_views(p, grad, state["square_avg"],
+                                                             state["acc_delta"])
                 square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
                 std = square_avg.add(eps).sqrt_()
                 delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)

@@ -4,7 +4,7 @@ from framework._tensor import Tensor
 
 from . import _fused
 from .optimizer import Optimizer, _check_fused_param, _check_nonneg, _multi_tensor, _to_scalar
-from .optimizer import _has_sparse_grad
+from .optimizer import _has_sparse_grad, _real_views
 
 __all__ = ["Adagrad"]
 
@@ -100,6 +100,7 @@ class Adagrad(Optimizer):
                     std = state_sum[rows].sqrt_().add_(eps)
                     p.index_put_(rows, values / std * -clr, accumulate=True)
                 continue
+            p, grad, state_sum = _real_views(p, grad, state_sum)
             state_sum.addcmul_(grad, grad, value=1)
             std = state_sum.sqrt().add_(eps)
             p.addcdiv_(grad, std, value=-clr)

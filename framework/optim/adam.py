@@ -6,7 +6,7 @@ from framework._tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_betas, _check_fused_param, _check_nonneg, _multi_tensor,
                         _to_scalar)
-from .optimizer import _refuse_sparse_grads
+from .optimizer import _real_views, _refuse_sparse_grads
 
 __all__ = ["Adam"]
 
@@ -107,7 +107,8 @@ class Adam(Optimizer):
                 continue
             state = self._init_state(p, group)
             grad = p.grad if not group["maximize"] else -p.grad
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            p, grad, exp_avg, exp_avg_sq, max_sq = _real_views(
+                p, grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"))
             state["step"] += 1
             if wd != 0:
                 if group["decoupled_weight_decay"]:
@@ -121,7 +122,6 @@ class Adam(Optimizer):
             bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
             step_size = lr / bias_correction1
             if group["amsgrad"]:
-                max_sq = state["max_exp_avg_sq"]
                 max_sq.copy_(_fw.maximum(max_sq, exp_avg_sq))
                 denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
             else:

@@ -1,7 +1,7 @@
 """Adamax (PyTorch's ``torch.optim.Adamax``): Adam with the infinity norm."""
 import framework as _fw
 from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
-from .optimizer import _refuse_sparse_grads
+from .optimizer import _real_views, _refuse_sparse_grads
 
 __all__ = ["Adamax"]
 
@@ -41,7 +41,8 @@ class Adamax(Optimizer):
                 state["step"].add_(1)
                 if wd != 0:
                     grad = grad.add(p, alpha=wd)
-                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+                p, grad, exp_avg, exp_inf = _real_views(p, grad, state["exp_avg"],
+                                                        state["exp_inf"])
                 exp_avg.lerp_(grad, 1 - beta1)
                 _fw.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
                 clr = lr / (1 - beta1 ** state["step"].item())

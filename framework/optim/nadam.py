@@ -1,7 +1,7 @@
 """NAdam (PyTorch's ``torch.optim.NAdam``): Adam with Nesterov momentum."""
 import framework as _fw
 from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonneg, _scalar_dtype, _to_scalar
-from .optimizer import _refuse_sparse_grads
+from .optimizer import _real_views, _refuse_sparse_grads
 
 __all__ = ["NAdam"]
 
@@ -42,7 +42,8 @@ class NAdam(Optimizer):
                     state["exp_avg"] = _fw.zeros_like(p)
                     state["exp_avg_sq"] = _fw.zeros_like(p)
                 grad = p.grad if not group["maximize"] else -p.grad
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                p, grad, exp_avg, exp_avg_sq = _real_views(p, grad, state["exp_avg"],
+                                                           state["exp_avg_sq"])
                 step = state["step"].add_(1).item()
                 bias_correction2 = 1 - beta2 ** step
                 if wd != 0:

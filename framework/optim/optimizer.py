@@ -436,14 +436,21 @@ def _multi_tensor(group):
         return False
     if isinstance(group["lr"], Tensor):
         return False
-    # the parameters _check_fused_param accepts
-    return all(p.is_floating_point() and p.device.type in ("cpu", "cuda")
+    # the parameters _check_fused_param accepts; complex ones go as their real views
+    return all((p.is_floating_point() or p.is_complex()) and p.device.type in ("cpu", "cuda")
                for p in group["params"] if p.grad is not None)
 
 
 def _has_sparse_grad(group):
     """Whether a parameter of ``group`` has a sparse COO gradient."""
     return any(p.grad is not None and p.grad.is_sparse for p in group["params"])
+
+
+def _real_views(*tensors):
+    """Each complex tensor as its real view (``view_as_real``), others (and None) as they
+    are: PyTorch updates a complex param as two real ones, each part with its own state."""
+    return tuple(_fw.view_as_real(t) if t is not None and t.is_complex() else t
+                 for t in tensors)
 
 
 def _refuse_sparse_grads(group, message):

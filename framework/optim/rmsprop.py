@@ -5,7 +5,7 @@ from framework._tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_fused_param, _check_lr, _check_nonneg, _multi_tensor,
                         _to_scalar)
-from .optimizer import _refuse_sparse_grads
+from .optimizer import _real_views, _refuse_sparse_grads
 
 __all__ = ["RMSprop"]
 
@@ -87,20 +87,19 @@ class RMSprop(Optimizer):
                 continue
             state = self._init_state(p, group)
             grad = p.grad if not group["maximize"] else -p.grad
-            square_avg = state["square_avg"]
+            p, grad, square_avg, grad_avg, buf = _real_views(
+                p, grad, state["square_avg"], state.get("grad_avg"), state.get("momentum_buffer"))
             state["step"] += 1
             if wd != 0:
                 grad = grad.add(p, alpha=wd)
             square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
             if group["centered"]:
-                grad_avg = state["grad_avg"]
                 grad_avg.lerp_(grad, 1 - alpha)
                 avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
             else:
                 avg = square_avg.sqrt()
             avg = avg.add_(eps)
             if momentum > 0:
-                buf = state["momentum_buffer"]
                 buf.mul_(momentum).addcdiv_(grad, avg)
                 p.add_(buf, alpha=-lr)
             else:

@@ -1,7 +1,7 @@
 """Rprop (PyTorch's ``torch.optim.Rprop``): resilient backpropagation."""
 import framework as _fw
 from .optimizer import Optimizer, _check_lr, _scalar_dtype, _to_scalar
-from .optimizer import _refuse_sparse_grads
+from .optimizer import _real_views, _refuse_sparse_grads
 
 __all__ = ["Rprop"]
 
@@ -36,9 +36,13 @@ class Rprop(Optimizer):
                 if len(state) == 0:
                     state["step"] = _fw.zeros((), dtype=_scalar_dtype())
                     state["prev"] = _fw.zeros_like(p)
-                    state["step_size"] = _fw.full_like(p.grad, _to_scalar(group["lr"]))
+                    lr = _to_scalar(group["lr"])
+                    # a complex param is two real ones: its imaginary part steps too
+                    state["step_size"] = _fw.full_like(
+                        p.grad, complex(lr, lr) if p.is_complex() else lr)
                 grad = p.grad if not group["maximize"] else -p.grad
-                prev, step_size = state["prev"], state["step_size"]
+                p, grad, prev, step_size = _real_views(p, grad, state["prev"],
+                                                       state["step_size"])
                 state["step"].add_(1)
                 sign = grad.mul(prev).sign()
                 sign[sign.gt(0)] = etaplus

@@ -14,9 +14,10 @@ from .csr import SparseCsrTensor, sparse_csr_tensor
 from . import ops
 from . import dispatch  # noqa: F401  (SparseTensor.__torch_function__)
 from .ops import addmm, mm, sparse_sum as sum  # noqa: A001
+from .spdiags import spdiags
 
 __all__ = ["addmm", "mm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants",
-           "sparse_coo_tensor", "sparse_csr_tensor"]
+           "sparse_coo_tensor", "sparse_csr_tensor", "spdiags"]
 
 ops.install_coo_methods(SparseCooTensor)
 ops.install_product_methods(SparseCsrTensor)
