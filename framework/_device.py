@@ -3,6 +3,12 @@
 __all__ = ["device"]
 
 
+def _is_foreign_device(obj):
+    """Whether ``obj`` is a PyTorch ``torch.device``: on a GPU, Triton's driver hands one out
+    (``get_active_torch_device``) when PyTorch is loaded, and scripts pass it on."""
+    return obj.__class__.__name__ == "device" and isinstance(getattr(obj, "type", None), str)
+
+
 class device:
     """A device type and optional index, as in ``framework.device("cuda:0")``."""
 
@@ -21,6 +27,8 @@ class device:
         if d is not None:
             return d
         if not isinstance(type, str):
+            if _is_foreign_device(type) and index is None:
+                return cls(type.type, type.index)
             raise TypeError(f"device(): argument 'type' must be str, not {type.__class__.__name__}")
         kind, sep, idx = type.partition(":")
         if sep:
@@ -58,6 +66,8 @@ class device:
         if other is self:  # canonical devices are shared objects: the usual case
             return True
         if isinstance(other, str):
+            other = device(other)
+        elif not isinstance(other, device) and _is_foreign_device(other):
             other = device(other)
         return isinstance(other, device) and self.type == other.type and self.index == other.index
 

@@ -131,8 +131,16 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        ctx = BackwardCFunction(cls)
         is_t = tuple(isinstance(a, Tensor) for a in args)
+        if not all(is_t):
+            from ..compiler import is_compiling
+            from ..library._custom_op import _traced_arg
+            proxy = _traced_arg(args, kwargs) if is_compiling() else None
+            if proxy is not None:  # framework.compile: one opaque node, so the compiled
+                # graph calls forward and records this backward, as eager does (fx traces
+                # through forward, as torch.fx does)
+                return proxy.tracer.create_proxy("call_function", cls.apply, args, kwargs)
+        ctx = BackwardCFunction(cls)
         ctx._arg_is_tensor = is_t
         ctx.needs_input_grad = tuple(t and a._requires_grad for t, a in zip(is_t, args))
         recording = grad_mode._mode.enabled and any(ctx.needs_input_grad)

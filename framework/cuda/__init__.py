@@ -4,6 +4,7 @@ On a machine with an NVIDIA GPU this drives it through the CUDA driver API; with
 ``TRITON_INTERPRET=1`` and no GPU, a simulated device runs the same Triton kernels in
 Triton's interpreter on host memory (framework/cuda/_runtime.py)."""
 from . import _runtime
+from . import _triton_driver
 from .allocator import OutOfMemoryError
 from .memory import (empty_cache, max_memory_allocated, max_memory_reserved, mem_get_info,
                      memory_allocated, memory_reserved, memory_snapshot, memory_stats,
@@ -118,7 +119,8 @@ class _CudaDeviceProperties:
 
     def __init__(self, name, major, minor, total_memory, multi_processor_count,
                  L2_cache_size=0, max_threads_per_multi_processor=0, warp_size=32,
-                 shared_memory_per_block_optin=0):
+                 shared_memory_per_block_optin=0, regs_per_multiprocessor=0,
+                 shared_memory_per_block=0, shared_memory_per_multiprocessor=0):
         self.name = name
         self.major, self.minor = major, minor
         self.total_memory = total_memory
@@ -127,6 +129,9 @@ class _CudaDeviceProperties:
         self.max_threads_per_multi_processor = max_threads_per_multi_processor
         self.warp_size = warp_size
         self.shared_memory_per_block_optin = shared_memory_per_block_optin
+        self.regs_per_multiprocessor = regs_per_multiprocessor
+        self.shared_memory_per_block = shared_memory_per_block
+        self.shared_memory_per_multiprocessor = shared_memory_per_multiprocessor
         self.is_integrated = False
         self.is_multi_gpu_board = False
 
@@ -155,11 +160,18 @@ def get_device_properties(device=None):
                 d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, h),
                 d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, h),
                 d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_WARP_SIZE, h),
-                d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, h))
+                d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, h),
+                d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, h),
+                d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, h),
+                d.device_attribute(drv.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                                   h))
         else:
             total = s.allocator(i).backend.mem_get_info()[1]
+            # The limits of an sm_90 part, so that occupancy arithmetic in user code
+            # (registers and shared memory per SM, per block) has its usual inputs.
             p = _CudaDeviceProperties("Simulated CUDA device (Triton interpreter)", 9, 0,
-                                      total, 1)
+                                      total, 1, 50 * 1024 * 1024, 2048, 32, 227 * 1024,
+                                      65536, 48 * 1024, 228 * 1024)
         s.properties[i] = p
     return p
 
@@ -261,3 +273,6 @@ from ._legacy_api import (  # noqa: E402,F401
     get_allocator_backend, get_gencode_flags, LEGACY_STORAGES as _legacy_storages,
 )
 globals().update(_legacy_storages)   # framework.cuda.FloatStorage, ...
+
+if _runtime._interpreting():  # simulated CUDA: Triton has no GPU driver to ask, give it ours
+    _triton_driver.install_sim()

@@ -392,6 +392,8 @@ def _install_triton_hooks():
     d.set_current_device = set_index
     d.get_current_stream = lambda index=None: stream_handle(
         current_index() if index is None else index)
+    from . import _triton_driver
+    _triton_driver.patch_gpu(d)
 
 
 def synchronize(index=None):

@@ -11,6 +11,20 @@ from ._registry import OPDEFS, OpOverload, OpOverloadPacket
 
 log = logging.getLogger(__package__)     # "framework.library", as before the split
 
+
+def _traced_arg(args, kwargs):
+    """The first fx Proxy among the arguments (also inside lists), or None."""
+    from ..fx.proxy import Proxy
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Proxy):
+            return a
+        if isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, Proxy):
+                    return b
+    return None
+
+
 # ----------------------------------------------------------------------------------------
 # custom_op and CustomOpDef
 # ----------------------------------------------------------------------------------------
@@ -180,6 +194,9 @@ class CustomOpDef:
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        proxy = _traced_arg(args, kwargs)
+        if proxy is not None:   # fx tracing / framework.compile: one opaque node, as torch.fx
+            return proxy.tracer.create_proxy("call_function", self, args, kwargs)
         args, kwargs = self._parsed.bind(args, kwargs)
         from ..autograd import grad_mode
         if (grad_mode._mode.enabled
