@@ -18,10 +18,13 @@ class tensortype(type):
     """The class of the legacy tensor types: calling one makes a tensor of its dtype on its
     device (Tensor.new's rules); ``isinstance(t, FloatTensor)`` is a dtype-and-device test."""
 
+    _layout_name = "strided"   # framework.sparse.FloatTensor and the rest: "sparse_coo"
+
     def __instancecheck__(cls, obj):
         from ._tensor import Tensor
         return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
-                and obj.device.type == cls._device_type)
+                and obj.device.type == cls._device_type
+                and str(obj.layout).rsplit(".", 1)[-1] == cls._layout_name)
 
     def __call__(cls, *args, device=None):
         from ._ops import composites_extra, creation

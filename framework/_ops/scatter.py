@@ -17,6 +17,7 @@ from .overlap import check_any, check_internal, check_partial
 from .pointwise import require_tensor, check_out, type_name
 
 _index_dtypes = (_dtype.int64, _dtype.int32)
+_REDUCE_WARNED = []
 
 
 def _nd(t):
@@ -159,7 +160,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
-        if src is not None:
+        if src is not None and not _REDUCE_WARNED:
+            # PyTorch warns once per process (TORCH_WARN_ONCE)
+            _REDUCE_WARNED.append(True)
             warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
                           "and will be removed in a future PyTorch release. Use "
                           "torch.scatter_reduce instead for more reduction options.",
@@ -212,6 +215,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     reduction wherever something is scattered."""
     require_tensor("scatter_reduce", src, "src")
     d = _check_index("scatter_reduce", input, dim, index, src, out)
+    # PyTorch still takes the old names "max" and "min" for amax and amin
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")

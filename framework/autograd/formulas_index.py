@@ -50,6 +50,10 @@ def scatter_reduce_backward(grad, input, dim, index, src, reduce, include_self, 
     by the count of each slot, amax/amin share the gradient evenly among the elements equal
     to the result (self counted even with include_self=False, as PyTorch does), prod gives
     a zero element the product of the others."""
+    if reduce not in ("sum", "mean", "amax", "amin", "prod"):
+        # the forward takes the old names "max"/"min"; PyTorch's backward does not
+        raise RuntimeError("Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                           f"'amin' but got {reduce}.")
     if reduce == "sum":
         g = grad if wrt_input else grad.gather(dim, index)
     elif reduce == "mean":

@@ -178,8 +178,9 @@ class AccumulateGrad(Node):
             # view, and alone on its storage; otherwise it is copied, never aliased
             # PyTorch's layout contract: .grad takes the leaf's strides (channels_last
             # weights get channels_last gradients), so a gradient laid out otherwise is copied
-            laid_out = g.__class__ is Tensor and (g._stride == v._stride
-                                                  or _obeys_layout(g, v))
+            # (a sparse leaf has no strides: torch.mm/bmm give it a dense gradient)
+            laid_out = g.__class__ is Tensor and not (v.is_sparse or v.is_sparse_csr) and (
+                g._stride == v._stride or _obeys_layout(g, v))
             if (getrefcount(g) <= _UNSHARED and g._base is None and not g._requires_grad
                     and getrefcount(g._storage) <= _HELD_ONCE and g.__class__ is Tensor
                     and laid_out):
@@ -194,6 +195,8 @@ class AccumulateGrad(Node):
                 v._grad = _clone_obeying_layout(g.detach(), v)
         elif old._requires_grad:
             v._grad = old.detach() + g
+        elif old.is_sparse and not g.is_sparse:
+            v._grad = g + old    # a sparse .grad meeting a dense gradient: dense, as PyTorch
         else:
             old.add_(g)
         if self._post_hooks:
@@ -219,7 +222,7 @@ def _clone_obeying_layout(g, v):
     if g.is_sparse or g.is_sparse_csr:   # Embedding(sparse=True): the gradient stays sparse
         return g.clone()
     from .._ops.overlap import non_overlapping_and_dense
-    if non_overlapping_and_dense(v._shape, v._stride):
+    if not (v.is_sparse or v.is_sparse_csr) and non_overlapping_and_dense(v._shape, v._stride):
         return g.new_empty_strided(v._shape, v._stride).copy_(g)
     from .. import contiguous_format
     return g.clone(memory_format=contiguous_format)

@@ -15,11 +15,15 @@ from . import ops
 from . import dispatch  # noqa: F401  (SparseTensor.__torch_function__)
 from .ops import addmm, mm, sparse_sum as sum  # noqa: A001
 from .spdiags import spdiags
+from . import legacy
+from . import shape_ops
 
 __all__ = ["addmm", "mm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants",
            "sparse_coo_tensor", "sparse_csr_tensor", "spdiags"]
 
 ops.install_coo_methods(SparseCooTensor)
+shape_ops.install(SparseCooTensor)
+globals().update(legacy.make("cpu", "framework.sparse"))   # FloatTensor, LongTensor, ...
 ops.install_product_methods(SparseCsrTensor)
 
 
@@ -136,6 +140,23 @@ def _to_sparse_csr(self, dense_dim=None):
     return dense_to_sparse(self, 2).to_sparse_csr()
 
 
+def _sparse_mask(self, mask):
+    """A sparse tensor with this dense tensor's values at the indices of ``mask`` (whose
+    values are ignored); it has ``mask``'s indices and layout."""
+    if not isinstance(mask, SparseTensor):
+        backend = "CUDA" if self.device.type == "cuda" else "CPU"
+        raise NotImplementedError(f"Could not run 'aten::sparse_mask' with arguments from "
+                                  f"the '{backend}' backend.")
+    if tuple(self.shape) != tuple(mask.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(self.shape)} but mask has size {list(mask.shape)}")
+    coo = mask.to_sparse_coo() if mask.layout is sparse_csr else mask
+    i = coo._indices()
+    values = self[tuple(i.unbind(0))]   # differentiable w.r.t. self
+    out = SparseCooTensor.make(i, values, tuple(self.shape), coo.is_coalesced())
+    return out.to_sparse_csr() if mask.layout is sparse_csr else out
+
+
 def _spmm(input, mat2):
     """spmm(input, mat2) -> Tensor: sparse matrix times dense matrix (``framework.mm``)."""
     return ops.dense_mm(input, mat2)
@@ -151,4 +172,5 @@ def install(module):
     module.spmm = _spmm
     Tensor.to_sparse = _to_sparse
     Tensor.to_sparse_coo = _to_sparse_coo
+    Tensor.sparse_mask = _sparse_mask
     Tensor.to_sparse_csr = _to_sparse_csr

@@ -246,6 +246,58 @@ class SparseCooTensor(SparseTensor):
     def mT(self):
         return self.transpose(-2, -1)
 
+    def index_select(self, dim, index):
+        """The entries whose index along ``dim`` is in ``index``, renumbered by their
+        position there (an entry picked twice appears twice; uncoalesced result)."""
+        import framework
+        from .._tensor import _wrap_dim
+        d = _wrap_dim(dim, self.dim())
+        if not isinstance(index, Tensor) or index.dim() != 1 or index.is_sparse or \
+                index.dtype not in (framework.int64, framework.int32):
+            raise IndexError("index_select() argument index must be 1-D strided "
+                             "(non-sparse) long-tensor.")
+        size = self._shape[d]
+        if index.numel() and (int(index.min()) < -size or int(index.max()) >= size):
+            bad = int(index.max()) if int(index.max()) >= size else int(index.min())
+            raise IndexError(f"index_select(): index contains {bad} that is out of range "
+                             f"for tensor of size {list(self._shape)} at dimension {d}")
+        index = index.long() % max(size, 1)
+        i, v = self._parts()
+        nsp = i.shape[0]
+        shape = list(self._shape)
+        shape[d] = index.numel()
+        if d >= nsp:
+            return SparseCooTensor.make(i, v.index_select(d - nsp + 1, index), tuple(shape),
+                                        self._coalesced)
+        # (position in index, entry) pairs, in the order of index
+        pos, entry = (i[d].unsqueeze(0) == index.unsqueeze(1)).nonzero(as_tuple=True)
+        new_i = i.index_select(1, entry)
+        new_i[d] = pos
+        return SparseCooTensor.make(new_i, v.index_select(0, entry), tuple(shape), False)
+
+    def narrow_copy(self, dim, start, length):
+        """The entries with ``start <= index < start + length`` along ``dim``, shifted to
+        start at 0."""
+        from .._tensor import _wrap_dim
+        d = _wrap_dim(dim, self.dim())
+        size = self._shape[d]
+        # no wrapping of a negative start here: PyTorch's sparse kernel rejects it
+        if start < 0 or length < 0 or start + length > size:
+            raise RuntimeError("Invalid range to narrow. range(start, start+length) must be "
+                               f"a subset of range(0, {size}).")
+        i, v = self._parts()
+        nsp = i.shape[0]
+        shape = list(self._shape)
+        shape[d] = length
+        if d >= nsp:
+            return SparseCooTensor.make(i.clone(), v.narrow(d - nsp + 1, start, length)
+                                        .clone(), tuple(shape), self._coalesced)
+        keep = ((i[d] >= start) & (i[d] < start + length)).nonzero().view(-1)
+        new_i = i.index_select(1, keep)
+        new_i[d] -= start
+        return SparseCooTensor.make(new_i, v.index_select(0, keep), tuple(shape),
+                                    self._coalesced)
+
 
 def _rebuild(indices, values, shape, coalesced, requires_grad):
     """Unpickles a COO tensor."""

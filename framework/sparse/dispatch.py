@@ -3,9 +3,10 @@
 A function whose first argument is sparse runs the sparse class's own method of that name
 (``framework.mm(s, d)`` is ``s.mm(d)``); dense-first ones with a sparse operand follow
 PyTorch: ``add``/``sub`` (and ``add_``/``sub_``) give dense results, ``mul`` a sparse one,
-``mm``/``matmul``/``addmm``/``F.linear`` dense ones. Anything else runs as for a dense
-tensor, where the sparse tensor's guard raises PyTorch's NotImplementedError. Dispatch is
-turned on when the first sparse tensor is made, so dense-only programs pay nothing."""
+``mm``/``matmul``/``addmm``/``F.linear`` dense ones, ``cat`` of sparse tensors a sparse
+one. Anything else runs as for a dense tensor, where the sparse tensor's guard raises
+PyTorch's NotImplementedError. Dispatch is turned on when the first sparse tensor is made,
+so dense-only programs pay nothing."""
 from .. import overrides as _overrides
 from .._tensor import Tensor
 from . import ops
@@ -58,8 +59,17 @@ def _linear(func, args, kwargs):
     return out if bias is None else out + _dense(bias)
 
 
+def _cat(func, args, kwargs):
+    tensors = args[0] if args else kwargs.get("tensors")
+    if not any(isinstance(t, SparseTensor) for t in tensors):
+        return None
+    from .shape_ops import cat
+    return cat(tensors, *args[1:], **{k: v for k, v in kwargs.items() if k != "tensors"})
+
+
 # dense-first functions that take a sparse operand; None from a handler: no rule applies
-HANDLERS = {"add": _add_dense, "sub": _add_dense, "subtract": _add_dense,
+HANDLERS = {"cat": _cat, "concat": _cat, "concatenate": _cat,
+            "add": _add_dense, "sub": _add_dense, "subtract": _add_dense,
             "add_": _add_dense, "sub_": _add_dense, "subtract_": _add_dense,
             "mul": _mul, "multiply": _mul, "mm": _mm, "matmul": _matmul, "addmm": _addmm,
             "linear": _linear}

@@ -62,9 +62,11 @@ def mm(mat1, mat2, reduce="sum"):
 
     Matrix product of a sparse COO or CSR matrix ``mat1`` and a dense matrix ``mat2``
     (dense result). Differentiable in both; the gradient of a sparse ``mat1`` is sparse,
-    with ``mat1``'s (coalesced) sparsity pattern."""
+    with ``mat1``'s (coalesced) sparsity pattern. A CSR ``mat1`` also takes ``reduce`` in
+    "mean", "amax" ("max"), "amin" ("min"): the products of a row's stored entries are
+    reduced that way instead of summed (an empty row gives zeros)."""
     if reduce != "sum":
-        raise NotImplementedError(f"sparse.mm: reduce={reduce!r} is not supported")
+        return _mm_reduce(mat1, mat2, reduce)
     if isinstance(mat1, SparseTensor) and isinstance(mat2, SparseTensor):
         return sparse_sparse_mm(mat1, mat2)
     if not isinstance(mat1, SparseTensor):
@@ -72,6 +74,29 @@ def mm(mat1, mat2, reduce="sum"):
     s = mat1.to_sparse_coo() if mat1.is_sparse_csr else mat1
     _check_mm("mm", s, mat2)
     return _spmm(s, mat2)
+
+
+def _mm_reduce(mat1, mat2, reduce):
+    if not isinstance(mat1, SparseTensor) or not mat1.is_sparse_csr:
+        backend = "Sparse" if isinstance(mat1, SparseTensor) else ""
+        where = "CUDA" if mat1.device.type == "cuda" else "CPU"
+        raise NotImplementedError(f"Could not run 'aten::_sparse_mm_reduce_impl' with "
+                                  f"arguments from the '{backend}{where}' backend. This "
+                                  "could be because the operator doesn't exist for this "
+                                  "backend.")
+    red = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    if red not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    if red == "prod":
+        raise RuntimeError("sparse_mm_reduce: reduce type of prod has not been enabled.")
+    s = mat1.to_sparse_coo()
+    _check_mm("mm", s, mat2)
+    i, v = s._parts()
+    rows = mat2.index_select(0, i[1]) * v.unsqueeze(1)
+    out = mat2.new_zeros((s.shape[0], mat2.shape[1]))
+    index = i[0].unsqueeze(1).expand(-1, mat2.shape[1])
+    return out.scatter_reduce(0, index, rows, red, include_self=False)
 
 
 def dense_mm(mat1, mat2):
