@@ -179,10 +179,12 @@ def _ipow64(x, n):
     base = x
     for _ in tl.static_range(7):
         bit = m - tl.floor(m * 0.5) * 2.0
-        r = tl.where(bit != 0, r * base, r)
-        base = base * base
+        # multiply by the squares taken only: no lane overflows (and warns in the
+        # interpreter) on a square it does not use
+        r = r * tl.where(bit != 0, base, 1.0)
+        base = base * tl.where(m >= 2.0, base, 1.0)
         m = tl.floor(m * 0.5)
-    return tl.where(n < 0, 1.0 / r, r)
+    return tl.where(n < 0, 1.0 / tl.where(n < 0, r, 1.0), r)
 
 
 @triton.jit
@@ -195,9 +197,13 @@ def _pow64(x, y):
     ax = tl.abs(x)
     y_int = (tl.floor(y) == y) & (tl.abs(y) < inf)
     y_odd = y_int & (tl.floor(y * 0.5) * 2.0 != y)
-    mag = tl.exp(y * tl.log(ax))
-    sq = _ipow64(ax, y)
-    small = y_int & (tl.abs(y) <= 64.0) & (sq != 0) & (tl.abs(sq) < inf)
+    # every branch runs on every lane: each sees |x| only where it is taken and |x| is not
+    # 0 (a case of its own), so that 0 ** y raises no floating-point warning in the
+    # interpreter
+    sq = _ipow64(tl.where(ax == 0, 1.0, ax), y)
+    small = y_int & (tl.abs(y) <= 64.0) & (sq != 0) & (tl.abs(sq) < inf) & (ax != 0)
+    mag = tl.exp(y * tl.log(tl.where(small | (ax == 0), 1.0, ax)))
+    mag = tl.where(ax == 0, tl.where(y < 0, inf, 0.0), mag)
     mag = tl.where(small, sq, mag)
     mag = tl.where(ax == 1.0, 1.0, mag)  # 1 ** inf, (-1) ** inf
     r = tl.where(y_odd & _signbit(x), -mag, mag)

@@ -307,10 +307,13 @@ def _pow_scalar(x, p0, p1, p2):
     e = tl.zeros_like(x) + p0
     one = tl.full(x.shape, 1, x.dtype)
     r = _pow64(x, e.to(x.dtype)).to(x.dtype)
-    r = tl.where(e == -2.0, _fdiv(one, x * x), r)
-    r = tl.where(e == -1.0, _fdiv(one, x), r)
-    r = tl.where(e == -0.5, _fdiv(one, _sqrt(x)), r)
-    r = tl.where(e == 0.5, _sqrt(x), r)
+    # every branch runs on every lane: each sees x only where it is taken, so that x ** 2
+    # of a negative or zero x raises no floating-point warning in the interpreter
+    root = _sqrt(tl.where((e == 0.5) | (e == -0.5), x, one))
+    r = tl.where(e == -2.0, _fdiv(one, tl.where(e == -2.0, x * x, one)), r)
+    r = tl.where(e == -1.0, _fdiv(one, tl.where(e == -1.0, x, one)), r)
+    r = tl.where(e == -0.5, _fdiv(one, tl.where(e == -0.5, root, one)), r)
+    r = tl.where(e == 0.5, root, r)
     r = tl.where(e == 3.0, x * x * x, r)
     return tl.where(e == 2.0, x * x, r)
 
