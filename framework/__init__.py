@@ -26,9 +26,11 @@ from ._dtype import (  # noqa: E402,F401
     complex128, cfloat, cdouble, half,
     float, double, short, int, long, get_default_dtype, set_default_dtype, promote_types,
     result_type, can_cast, finfo, iinfo,
+    float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz,
 )
 from ._device import device, get_default_device, set_default_device  # noqa: E402,F401
 from ._tensor import Tensor, Size  # noqa: E402,F401
+from ._scaled_mm import _scaled_mm  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402,F401
 from . import _ops  # noqa: E402
 from ._ops import dispatcher as _dispatcher  # noqa: E402

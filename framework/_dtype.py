@@ -6,7 +6,7 @@ __all__ = [
     "float32", "float64", "complex64", "complex128", "cfloat", "cdouble", "half", "float",
     "double", "short", "int", "long",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
-    "finfo", "iinfo",
+    "finfo", "iinfo", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
 ]
 
 _builtin_bool, _builtin_int, _builtin_float, _builtin_complex = bool, int, float, complex
@@ -17,7 +17,7 @@ class dtype:
     the text after the last dot to pick the pointer type."""
 
     __slots__ = ("name", "code", "itemsize", "is_floating_point", "is_complex", "is_signed", "np",
-                 "category", "rank", "triton_name", "scalar_name", "_real")
+                 "category", "rank", "triton_name", "scalar_name", "_real", "is_float8")
 
     def __init__(self, name, code, itemsize, category, rank, np_dtype, signed, triton_name,
                  scalar_name):
@@ -33,6 +33,7 @@ class dtype:
         self.np = np_dtype              # NumPy dtype used for I/O (bfloat16: uint16 bits)
         self.triton_name = triton_name
         self.scalar_name = scalar_name  # PyTorch's ScalarType name, used in error messages
+        self.is_float8 = name.startswith("float8")  # storage only: see framework/_float8.py
 
     @property
     def itemsize_bits(self):
@@ -79,12 +80,23 @@ complex128 = dtype("complex128", 11, 16, 3, 2, np.dtype(np.complex128), True, "c
                    "ComplexDouble")
 complex64._real, complex128._real = float32, float64
 cfloat, cdouble = complex64, complex128
+# float8: stored as bytes (NumPy sees uint8); only copies, casts and views run on them,
+# as in PyTorch (framework/_float8.py)
+float8_e4m3fn = dtype("float8_e4m3fn", 12, 1, 2, 0, np.dtype(np.uint8), True, "fp8e4nv",
+                      "Float8_e4m3fn")
+float8_e5m2 = dtype("float8_e5m2", 13, 1, 2, 0, np.dtype(np.uint8), True, "fp8e5",
+                    "Float8_e5m2")
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", 14, 1, 2, 0, np.dtype(np.uint8), True, "fp8e4b8",
+                        "Float8_e4m3fnuz")
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", 15, 1, 2, 0, np.dtype(np.uint8), True, "fp8e5b16",
+                        "Float8_e5m2fnuz")
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
-       complex128)
+       complex128) + FLOAT8
 BY_CODE = ALL
 _NAMES = {d.name: d for d in ALL}
 _FROM_NP = {np.dtype(np.bool_): bool, np.dtype(np.uint8): uint8, np.dtype(np.int8): int8,
@@ -148,7 +160,17 @@ def _promote(a, b):
     return a
 
 
-_PROMOTE = {(a, b): _promote(a, b) for a in ALL for b in ALL}
+class _PromoteTable(dict):
+    """(dtype, dtype) -> promoted dtype; a float8 dtype promotes with nothing but itself."""
+
+    def __missing__(self, key):
+        a, b = key
+        raise RuntimeError("Promotion for Float8 Types is not supported, attempted to "
+                           f"promote {a.scalar_name} and {b.scalar_name}")
+
+
+_PROMOTE = _PromoteTable({(a, b): _promote(a, b) for a in ALL for b in ALL
+                          if a is b or not (a.is_float8 or b.is_float8)})
 
 
 def promote_types(type1, type2):
@@ -235,7 +257,11 @@ class finfo:
         type = (type or _default_float).to_real()
         if not type.is_floating_point:
             raise TypeError(f"finfo expects a floating point dtype, got {type}")
-        if type is bfloat16:
+        if type.is_float8:
+            # PyTorch's numeric_limits (its e5m2fnuz eps is 2**-3, not 2**-2)
+            self.bits, self.resolution = 8, 1.0
+            self.eps, self.max, self.tiny = _FLOAT8_LIMITS[type.name]
+        elif type is bfloat16:
             self.bits, self.eps, self.max, self.tiny = 16, 2.0 ** -7, 3.3895313892515355e38, 2.0 ** -126
             self.resolution = 0.01
         else:
@@ -245,6 +271,12 @@ class finfo:
         self.min = -self.max
         self.smallest_normal = self.tiny
         self.dtype = type.name
+
+
+_FLOAT8_LIMITS = {"float8_e4m3fn": (0.125, 448.0, 2.0 ** -6),
+                  "float8_e5m2": (0.25, 57344.0, 2.0 ** -14),
+                  "float8_e4m3fnuz": (0.125, 240.0, 2.0 ** -7),
+                  "float8_e5m2fnuz": (0.125, 57344.0, 2.0 ** -15)}
 
 
 class iinfo:

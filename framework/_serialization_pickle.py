@@ -31,6 +31,9 @@ class _Global:
 
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
+# float8 tensors: raw bytes and the dtype, as PyTorch saves dtypes without a typed storage
+_REBUILD_TENSOR_V3 = _Global("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED_STORAGE = _Global("torch.storage", "UntypedStorage")
 _TORCH_DEVICE = _Global("torch", "device")
 _TORCH_SIZE = _Global("torch", "Size")
 
@@ -48,6 +51,8 @@ _QSTORAGE_NAMES = {"qint8": ("QInt8Storage", _dtype.int8),
                    "quint8": ("QUInt8Storage", _dtype.uint8),
                    "qint32": ("QInt32Storage", _dtype.int32)}
 _REBUILD_QTENSOR = _Global("torch._utils", "_rebuild_qtensor")
+_REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = _Global("torch.serialization", "_get_layout")
 
 
 class StorageRef:
@@ -92,6 +97,8 @@ class Pickler(pickle._Pickler):
         elif self._dtypes[id(st)] is not dt:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same "
                                "data as different types")
+        if dt.is_float8:
+            return ("storage", _UNTYPED_STORAGE, key, location_tag(st.device), st.nbytes)
         name = _STORAGE_GLOBALS.get(dt) or _Global("torch", _QSTORAGE_NAMES[dt.name][0])
         return ("storage", name, key, location_tag(st.device),
                 st.nbytes // dt.itemsize)
@@ -101,6 +108,8 @@ class Pickler(pickle._Pickler):
         if t is _Global or t is _dtype.dtype or t is _Sentinel:
             return obj.name                      # a string: save_global below writes it
         if isinstance(obj, Tensor):
+            if obj.is_sparse or obj.is_sparse_csr:
+                return _reduce_sparse(obj)
             if obj.is_quantized:
                 return _reduce_qtensor(obj)
             if isinstance(obj, _lazy_types()):
@@ -132,8 +141,50 @@ def _reduce_tensor(t):
         return (_REBUILD_PARAMETER, (t.detach(), t._requires_grad, collections.OrderedDict()))
     if t._storage.device.type == "meta":
         raise RuntimeError("Cannot serialize a tensor on the meta device")
+    if t.dtype.is_float8:
+        return (_REBUILD_TENSOR_V3, (StorageRef(t._storage, t.dtype), t._offset,
+                                     tuple(t._shape), tuple(t._stride), t._requires_grad,
+                                     collections.OrderedDict(), t.dtype))
     return (_REBUILD_TENSOR, (StorageRef(t._storage, t.dtype), t._offset, tuple(t._shape),
                               tuple(t._stride), t._requires_grad, collections.OrderedDict()))
+
+
+class _Layout:
+    """A layout as PyTorch pickles it: ``torch.serialization._get_layout(name)``."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __reduce__(self):
+        return (_GET_LAYOUT, ("torch." + self.name,))
+
+
+def _reduce_sparse(t):
+    # PyTorch's form: the layout and the component tensors
+    if t.is_sparse:
+        return (_REBUILD_SPARSE, (_Layout("sparse_coo"), (t._indices(), t._values(),
+                                                          Size(t.shape), t.is_coalesced())))
+    return (_REBUILD_SPARSE, (_Layout("sparse_csr"), (t.crow_indices(), t.col_indices(),
+                                                      t.values().detach(), Size(t.shape))))
+
+
+def _get_layout(name):
+    from . import sparse
+    layout = {"torch.sparse_coo": sparse.sparse_coo,
+              "torch.sparse_csr": sparse.sparse_csr}.get(name)
+    if layout is None:
+        raise pickle.UnpicklingError(f"_get_layout: unsupported layout {name!r}")
+    return layout
+
+
+def _rebuild_sparse_tensor(layout, data):
+    from . import sparse
+    if layout is sparse.sparse_coo and len(data) in (3, 4):
+        coalesced = data[3] if len(data) == 4 else None
+        return sparse.sparse_coo_tensor(data[0], data[1], data[2], is_coalesced=coalesced)
+    if layout is sparse.sparse_csr and len(data) == 4:
+        return sparse.sparse_csr_tensor(*data)
+    raise pickle.UnpicklingError(f"_rebuild_sparse_tensor: unsupported layout {layout}")
 
 
 def _reduce_qtensor(t):
@@ -200,6 +251,15 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
     return t
 
 
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    """PyTorch's form for dtypes without a typed storage (float8): bytes read as ``dtype``."""
+    if not isinstance(storage, TypedStorage) or not isinstance(dtype, _dtype.dtype):
+        raise pickle.UnpicklingError("_rebuild_tensor_v3: expected a storage and a dtype")
+    return _rebuild_tensor_v2(TypedStorage(storage.storage, dtype), storage_offset, size, stride,
+                              requires_grad)
+
+
 def _rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params,
                      requires_grad=False, backward_hooks=None):
     from .ao import _qtensor
@@ -247,8 +307,11 @@ def _torch_names():
     from .nn.parameter import Parameter
     names = {
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
+        "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
         "torch._utils._rebuild_tensor": _rebuild_tensor,
         "torch._utils._rebuild_qtensor": _rebuild_qtensor,
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
+        "torch.serialization._get_layout": _get_layout,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
@@ -270,7 +333,8 @@ def _torch_names():
         names["torch." + n] = getattr(ao, n)
     for alias in ("bool", "uint8", "int8", "int16", "short", "int32", "int", "int64", "long",
                   "float16", "half", "bfloat16", "float32", "float", "float64", "double",
-                  "complex64", "cfloat", "complex128", "cdouble"):
+                  "complex64", "cfloat", "complex128", "cdouble",
+                  "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"):
         names["torch." + alias] = getattr(_dtype, alias)
     return names
 

@@ -9,7 +9,7 @@ import weakref
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _float8
 from ._device import CPU
 
 _new = object.__new__
@@ -426,7 +426,8 @@ class Tensor:
         t = self if self._storage.device.type == "cpu" else self.cpu()
         item = t.dtype.itemsize
         if 0 in t._shape:   # an empty view may have an offset past the end of its buffer
-            return np.empty(t._shape, np.float32 if t.dtype is _dtype.bfloat16 else t.dtype.np)
+            return np.empty(t._shape, np.float32 if t.dtype is _dtype.bfloat16
+                            or t.dtype.is_float8 else t.dtype.np)
         # a size-1 dim may carry any stride (unfold with a huge step): NumPy would refuse
         # one whose bytes overflow, and it never moves along that dim anyway
         arr = np.ndarray(t._shape, dtype=t.dtype.np, buffer=t._storage.buf,
@@ -435,6 +436,8 @@ class Tensor:
                                        for n, s in zip(t._shape, t._stride)))
         if t.dtype is _dtype.bfloat16:
             arr = (arr.astype(np.uint32) << 16).view(np.float32)
+        elif t.dtype.is_float8:
+            arr = _float8.decode(arr, t.dtype.name)
         return arr
 
     def numpy(self, *, force=False):
@@ -446,8 +449,8 @@ class Tensor:
             if self._requires_grad and _grad_enabled():    # PyTorch: only with grad mode on
                 raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                    "tensor.detach().numpy() instead.")
-        if self.dtype is _dtype.bfloat16:
-            raise TypeError("Got unsupported ScalarType BFloat16")
+        if self.dtype is _dtype.bfloat16 or self.dtype.is_float8:
+            raise TypeError(f"Got unsupported ScalarType {self.dtype.scalar_name}")
         return self._host_array()
 
     def __array__(self, dtype=None, copy=None):

@@ -37,8 +37,9 @@ enum class DT : int {
 inline const char* dtype_name(int code) {
   static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half",
                                 "BFloat16", "Float", "Double", "ComplexFloat",
-                                "ComplexDouble"};
-  return (code >= 0 && code < 12) ? names[code] : "Unknown";
+                                "ComplexDouble", "Float8_e4m3fn", "Float8_e5m2",
+                                "Float8_e4m3fnuz", "Float8_e5m2fnuz"};
+  return (code >= 0 && code < 16) ? names[code] : "Unknown";
 }
 
 // ---- 16-bit floats, stored as bits, computed in float ----------------------------------

@@ -1,6 +1,7 @@
 // Strided copy with dtype conversion, and fill.
 #include "common.h"
 #include "fastcall.h"
+#include "float8.h"
 
 namespace fw {
 namespace {
@@ -9,7 +10,8 @@ template <typename D, typename S>
 inline D cast(S v) {
   if constexpr (std::is_same<D, bool>::value) {
     return static_cast<float>(v) != 0.0f || (!is_float_v<S> && v != S(0));
-  } else if constexpr (std::is_same<D, Half>::value || std::is_same<D, BFloat16>::value) {
+  } else if constexpr (std::is_same<D, Half>::value || std::is_same<D, BFloat16>::value ||
+                       is_float8_v<D>) {
     return D(static_cast<float>(static_cast<acc_t<S>>(v)));
   } else if constexpr (std::is_integral<S>::value && sizeof(S) < 8 &&
                        std::is_floating_point<D>::value) {
@@ -93,20 +95,25 @@ void fill_impl(uintptr_t dst, const Shape& shape, const Shape& sd, T v) {
 
 }  // namespace
 
+// Every dtype, float8 included: copies and fills are what float8 tensors support.
+#define FW_DISPATCH_COPY(dt, name, ...)                                     \
+  FW_SWITCH(dt, name, FW_CASE(0, bool, __VA_ARGS__) FW_INT_CASES(__VA_ARGS__)             \
+                      FW_FLOAT_CASES(__VA_ARGS__) FW_FLOAT8_CASES(__VA_ARGS__))
+
 // dst[...] = cast(src[...]) over `shape`; strides in elements, src may broadcast (stride 0).
 void copy(int dt_dst, uintptr_t dst, const Shape& sd, int dt_src, uintptr_t src,
           const Shape& ss, const Shape& shape) {
-  FW_DISPATCH_ALL(dt_dst, "copy", {
+  FW_DISPATCH_COPY(dt_dst, "copy", {
     using D = scalar_t;
-    FW_DISPATCH_ALL(dt_src, "copy", { copy_impl<D, scalar_t>(dst, src, shape, sd, ss); });
+    FW_DISPATCH_COPY(dt_src, "copy", { copy_impl<D, scalar_t>(dst, src, shape, sd, ss); });
   });
 }
 
 void copy_many(int dt_dst, uintptr_t dst, int64_t step, const Shape& sd, int dt_src,
                const Shape& srcs, const Shape& ss, const Shape& shape) {
-  FW_DISPATCH_ALL(dt_dst, "copy", {
+  FW_DISPATCH_COPY(dt_dst, "copy", {
     using D = scalar_t;
-    FW_DISPATCH_ALL(dt_src, "copy", {
+    FW_DISPATCH_COPY(dt_src, "copy", {
       copy_many_impl<D, scalar_t>(dst, step, srcs, shape, sd, ss);
     });
   });
@@ -115,7 +122,7 @@ void copy_many(int dt_dst, uintptr_t dst, int64_t step, const Shape& sd, int dt_
 // Fills a strided region with a value given as double (floats) or int64 (ints and bool).
 void fill(int dt, uintptr_t dst, const Shape& sd, const Shape& shape, double fv, int64_t iv,
           bool is_float_value) {
-  FW_DISPATCH_ALL(dt, "fill", {
+  FW_DISPATCH_COPY(dt, "fill", {
     scalar_t v;
     if constexpr (is_float_v<scalar_t>) {
       v = is_float_value ? scalar_t(fv) : scalar_t((double)iv);

@@ -30,7 +30,9 @@ def index_loop(mode, x, x_strides, x_off, y, y_strides, y_off, outer, alpha=1):
         y_ptr, y_step = 0, y_off
     else:
         y_ptr, y_step = y_off.data_ptr(), 0
-    _C.index_loop(mode, x.dtype.code, x.data_ptr(), x_strides, x_off.data_ptr(), y.data_ptr(),
+    # float8 elements are moved as bytes; accumulating into them raises (as PyTorch)
+    code = 1 if x.dtype.is_float8 and mode != ACCUMULATE else x.dtype.code
+    _C.index_loop(mode, code, x.data_ptr(), x_strides, x_off.data_ptr(), y.data_ptr(),
                   y_strides, y_ptr, y_step, x_off.numel(), outer,
                   float(alpha) if is_float else 0.0, 0 if is_float else int(alpha), is_float)
 

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from .. import _determinism, _dtype
+from .. import _determinism, _dtype, _float8
 from .._device import device as _device_cls
 from .._storage import cpu_from_array
 from .._tensor import Tensor
@@ -226,6 +226,8 @@ def _as_stored(arr, dtype):
         rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16  # round to nearest even
         nan = np.isnan(np.asarray(arr, dtype=np.float32))
         return np.asarray(np.where(nan, 0x7FC0, rounded), dtype=np.uint16)
+    if dtype.is_float8:
+        return _float8.encode(arr, dtype.name)
     return np.asarray(arr, dtype=dtype.np, order="C")
 
 

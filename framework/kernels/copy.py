@@ -9,6 +9,7 @@ from .pointwise import (BLOCK, _down, _index, _launch, _offset, _params_bits, _u
 from .._tensor import Tensor
 from .._ops import complex_views
 from .launcher import cached, cdiv
+from . import float8
 
 
 @triton.jit
@@ -22,6 +23,8 @@ def copy(dst, src, src_stride):
     complex_views.copy)."""
     if dst.dtype.is_complex or src.dtype.is_complex:
         return complex_views.copy(copy, fill, dst, src, src_stride)
+    if dst.dtype.is_float8 or src.dtype.is_float8:     # bit manipulation on the bytes
+        return float8.copy(dst, src, src_stride, copy)
     _launch(_unary_kernel, _identity, dst, (src,), (src_stride,), (0.0, 0.0, 0.0))
 
 
@@ -66,6 +69,8 @@ def fill(dst, value):
     """Fills dst with a Python number (complex dst: complex_views.fill) (a float is converted on the device)."""
     if dst.dtype.is_complex:
         return complex_views.fill(fill, dst, value)
+    if dst.dtype.is_float8:
+        return fill(float8.as_bytes(dst), float8.fill_code(dst, value))
     g = geometry(dst, [])
     if g is None:
         return

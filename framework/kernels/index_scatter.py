@@ -193,6 +193,9 @@ def index_loop(mode, x, x_strides, x_off, y, y_strides, y_off, outer, alpha=1):
     """Moves elements between x (indexed through x_off) and y (at y_off: an int64 tensor of
     offsets, or an int stride between index positions) over ``outer`` dims:
     GATHER y = x, PUT x = y, ACCUMULATE x += alpha * y."""
+    if mode == ACCUMULATE and x.dtype.is_float8:     # float8 holds values, never sums
+        raise NotImplementedError(f"\"index_put_with_sort_kernel\" not implemented for "
+                                  f"'{x.dtype.scalar_name}'")
     P = x_off.numel()
     O = alloc.numel(outer)
     if P == 0 or O == 0:
@@ -265,6 +268,9 @@ def scatter(reduce, self, self_strides, index, index_strides, src, src_strides, 
     """self[e with index[e] at dim] op= src[e] over ``shape`` (index's shape, ``dim`` moved
     last; self_strides has 0 there, dim_stride is self's real stride at dim)."""
     _check_index_dtype("scatter", index)
+    if self.dtype.is_float8:
+        raise NotImplementedError(f"\"scatter_cuda\" not implemented for "
+                                  f"'{self.dtype.scalar_name}'")
     r = REDUCE[reduce]
     n = alloc.numel(shape)
     if n == 0:

@@ -208,7 +208,8 @@ def _check(kernel, table, t):
     is_bool = name == "bool"
     if ((allowed == FLOAT and not is_float) or (allowed == NUM and is_bool)
             or (allowed == INT_BOOL and is_float) or (allowed == INT and (is_float or is_bool))
-            or t.dtype.is_complex):     # complex ops run on real views (complex_views.py)
+            or t.dtype.is_complex       # complex ops run on real views (complex_views.py)
+            or t.dtype.is_float8):      # float8 is for storage and casts only
         # PyTorch's CUDA kernels name themselves "<op>_cuda" in this message
         raise NotImplementedError(f"\"{kernel}_cuda\" not implemented for '{type_name(name)}'")
     return PER_DTYPE.get((kernel, name), fn)

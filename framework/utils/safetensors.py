@@ -26,10 +26,13 @@ _NAMES = {
     _dtype.float64: "F64", _dtype.float32: "F32", _dtype.float16: "F16",
     _dtype.bfloat16: "BF16", _dtype.int64: "I64", _dtype.int32: "I32",
     _dtype.int16: "I16", _dtype.int8: "I8", _dtype.uint8: "U8", _dtype.bool: "BOOL",
+    _dtype.float8_e4m3fn: "F8_E4M3", _dtype.float8_e5m2: "F8_E5M2",
+    _dtype.float8_e4m3fnuz: "F8_E4M3FNUZ", _dtype.float8_e5m2fnuz: "F8_E5M2FNUZ",
 }
 _DTYPES = {v: k for k, v in _NAMES.items()}
 # the order of the package's Dtype enum (restricted to ours): files sort by it, descending
-_RANK = {n: i for i, n in enumerate(("BOOL", "U8", "I8", "I16", "F16", "BF16", "I32", "F32",
+_RANK = {n: i for i, n in enumerate(("BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E4M3FNUZ",
+                                     "F8_E5M2FNUZ", "I16", "F16", "BF16", "I32", "F32",
                                      "F64", "I64"))}
 _KNOWN = ("BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0",
           "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32", "U32", "F32",
