@@ -192,7 +192,7 @@ def __getattr__(name):
     # framework.multiprocessing is imported on first use (it registers pickle reducers);
     # framework.distributions, compiler, _dynamo and hub too, to keep `import framework` light
     if name in ("multiprocessing", "distributions", "compiler", "_dynamo", "hub", "fx",
-                "futures", "export", "quantization"):
+                "futures", "export", "quantization", "onnx", "__config__"):
         import importlib
         return importlib.import_module(__name__ + "." + name)
     if name == "_assert":   # torch._assert (torchvision's ViT checks its input size with it)

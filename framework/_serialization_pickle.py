@@ -97,7 +97,7 @@ class Pickler(pickle._Pickler):
         elif self._dtypes[id(st)] is not dt:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same "
                                "data as different types")
-        if dt.is_float8:
+        if getattr(dt, "is_float8", False):    # (a quantized dtype is an ao sentinel)
             return ("storage", _UNTYPED_STORAGE, key, location_tag(st.device), st.nbytes)
         name = _STORAGE_GLOBALS.get(dt) or _Global("torch", _QSTORAGE_NAMES[dt.name][0])
         return ("storage", name, key, location_tag(st.device),

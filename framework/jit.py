@@ -2,7 +2,9 @@
 
 There is no TorchScript compiler. ``script`` and ``trace`` return what they are given (a
 function or an ``nn.Module``, itself) so that a script written for ``torch.jit`` runs
-unchanged, at eager speed; they say so once, with a UserWarning. The decorators
+unchanged, at eager speed; they say so once, with a UserWarning (``trace`` also gives
+the object ``code`` and ``graph`` attributes from an FX trace, for scripts that print
+them). The decorators
 (``ignore``, ``unused``, ``export``, ``interface``, ...) return what they decorate, the
 queries (``is_scripting``, ``is_tracing``) answer False, ``fork`` runs its function at once
 and ``wait`` returns the result. ``save``/``load`` raise NotImplementedError: a TorchScript
@@ -85,7 +87,25 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     if not callable(func):
         raise RuntimeError("Could not get name of python class object")
     _warn_once("trace")
+    _attach_code(func)
     return func
+
+
+def _attach_code(obj):
+    # scripts print ``traced.code`` / ``traced.graph``: give them an FX trace's code and
+    # graph (or a note and an empty graph when the code is not FX-traceable)
+    if hasattr(obj, "code") or hasattr(obj, "graph"):
+        return
+    from .fx import Graph, symbolic_trace
+    try:
+        gm = symbolic_trace(obj)
+        code, graph = gm.code, gm.graph
+    except Exception:  # noqa: BLE001  (any tracing failure: the module still runs eagerly)
+        code, graph = "# runs eagerly: not traceable by framework.fx\n", Graph()
+    try:
+        obj.code, obj.graph = code, graph
+    except (AttributeError, TypeError):   # builtins and bound methods take no attributes
+        pass
 
 
 def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None,

@@ -323,7 +323,9 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     graph, specialized = _trace.trace(mod, examples)
     graph, in_specs, out_specs, constants, out_spec = _lift(mod, graph)
     signature = ExportGraphSignature(in_specs, out_specs)
-    names = [s.arg.name for s in in_specs if s.kind == InputKind.USER_INPUT]
+    # the user inputs' placeholders follow forward's parameters, but FX may rename them
+    # ("input" -> "input_1"); guards and dynamic_shapes speak of the parameter names
+    names = list(examples)
     shapes = [tuple(examples[n].shape) if isinstance(examples[n], Tensor) else
               _Constant(examples[n]) for n in names]
     guards = _GuardsFn(names, shapes, dyn, specialized)

@@ -1,2 +1,2 @@
 """``framework.ao.nn``: quantized modules (``quantized``, ``quantized.dynamic``)."""
-from . import quantized  # noqa: F401
+from . import intrinsic, quantized  # noqa: F401

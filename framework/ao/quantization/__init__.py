@@ -34,3 +34,4 @@ def _not_available(name):
 
 prepare_qat = _not_available("prepare_qat")
 quantize_qat = _not_available("quantize_qat")
+from .fuse_modules import fuse_known_modules, fuse_modules, get_fuser_method  # noqa: E402,F401
