@@ -58,6 +58,19 @@ _NON_LEAF_GRAD = (
 # new tensor's shape passes there): a tensor with these strides is contiguous
 ROW_MAJOR_STRIDES = {}
 
+# id -> tensor: the slices a running framework.func.vmap gave its function (filled by
+# framework/_func/vmap.py); .item() and bool() of one raise PyTorch's vmap errors
+_VMAP_SLICES = {}
+_VMAP_ITEM_ERROR = (
+    "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+    "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+    "operations. If error is occurring somewhere inside PyTorch internals, please file a bug "
+    "report.")
+_VMAP_FLOW_ERROR = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
+    "flow. We don't support that yet, please file an issue at "
+    "https://github.com/pytorch/pytorch/issues .")
+
 
 class Tensor:
     """A multi-dimensional array of one dtype on one device (PyTorch's ``torch.Tensor``)."""
@@ -485,6 +498,8 @@ class Tensor:
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        if _VMAP_SLICES and id(self) in _VMAP_SLICES:
+            raise RuntimeError(_VMAP_ITEM_ERROR)
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
@@ -505,6 +520,8 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __bool__(self):
+        if _VMAP_SLICES and id(self) in _VMAP_SLICES:
+            raise RuntimeError(_VMAP_FLOW_ERROR)
         n = self.numel()
         if n != 1:
             what = "no values" if n == 0 else "more than one value"

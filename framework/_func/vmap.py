@@ -8,12 +8,20 @@ import contextlib
 import functools
 import threading
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _VMAP_SLICES as _SLICES
 from .pytree import tree_flatten, tree_unflatten, broadcast_to_and_flatten
 
 RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either "
                 "use the 'same' or 'different' randomness flags on vmap or perform the "
                 "randomness operation out of vmap")
+
+BATCH_NORM_ERROR = (
+    "Batch norm got a batched tensor as input while the running_mean or running_var, which "
+    "will be updated in place, were not batched.\nIf you are using a module and do not need "
+    "eval mode, please set `track_running_stats` to be False.If you are using a prebuilt "
+    "module and do not need eval mode, please see the functorch website for resources on "
+    "how to patch your module to work with vmap")
+
 
 class _State(threading.local):
     def __init__(self):
@@ -40,6 +48,17 @@ def _level(randomness):
         yield
     finally:
         _state.levels.pop()
+
+
+def check_running_stats(running_mean, running_var):
+    """Called by batch and instance norm when they would update running statistics: inside
+    vmap the input is batched, and PyTorch refuses running statistics that are not (here:
+    that are not slices func was given), rather than update them once per slice."""
+    if not _state.levels:
+        return
+    for t in (running_mean, running_var):
+        if t is not None and id(t) not in _SLICES:
+            raise RuntimeError(BATCH_NORM_ERROR)
 
 
 def _get_name(func):
@@ -160,7 +179,14 @@ def vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
 
     def call(i):
         sliced = [a if d is None else a.select(d, i) for a, d in zip(flat_args, flat_dims)]
-        return func(*tree_unflatten(sliced, spec), **kwargs)
+        marked = [t for t, d in zip(sliced, flat_dims) if d is not None]
+        for t in marked:
+            _SLICES[id(t)] = t
+        try:
+            return func(*tree_unflatten(sliced, spec), **kwargs)
+        finally:
+            for t in marked:
+                _SLICES.pop(id(t), None)
 
     outputs = []
     with _level(randomness):

@@ -9,11 +9,12 @@ GEMM (shared kept subscripts are the batch, shared dropped ones the K dim).
 import string
 
 from .. import _dtype
+from .._dtype import promote_types
 from .._tensor import Tensor
 from . import alloc, args, views
 from .linalg import _gemm, _no_bool
 from .linalg_compose import sum_last
-from .pointwise import type_name
+from .pointwise import convert, type_name
 
 _LETTERS = set(string.ascii_letters)
 _ELL = "."   # stands for one broadcast dim of the ellipsis, named (".", i)
@@ -141,10 +142,6 @@ def einsum(equation, *operands):
     args.same_device("einsum", *operands)
     labels, output = _parse(equation, operands)
     dtype = operands[0].dtype
-    for x in operands[1:]:
-        if x.dtype is not dtype:
-            raise RuntimeError(f"expected scalar type {type_name(dtype)} but found "
-                               f"{type_name(x.dtype)}")
     sizes = {}
     xs = []
     for i, (x, lab) in enumerate(zip(operands, labels)):
@@ -167,7 +164,6 @@ def einsum(equation, *operands):
             _no_bool("sum", dtype)
         x, lab = _sum_out(x, lab, drop, sdt)
         return views.permute(x, *[lab.index(s) for s in output])
-    _no_bool("bmm", dtype)
     x, lab = xs[0]
     for j in range(1, len(xs)):
         y, ly = xs[j]
@@ -201,6 +197,16 @@ def _contract(x, lx, y, ly, later):
                 x, lx = _sum_out(x, lx, [s])
                 y, ly = views.squeeze(y, ly.index(s)), [t for t in ly if t != s]
             contracted.remove(s)
+    if x.dtype is not y.dtype:
+        # as PyTorch: a pair with a real contraction is one bmm, which needs one dtype;
+        # without one it is a broadcast multiply, which promotes
+        if any(x._shape[lx.index(s)] != 1 for s in contracted):
+            raise RuntimeError(f"expected scalar type {type_name(x.dtype)} but found "
+                               f"{type_name(y.dtype)}")
+        dt = promote_types(x.dtype, y.dtype)
+        x = x if x.dtype is dt else convert(x, dt, x._storage.device)
+        y = y if y.dtype is dt else convert(y, dt, y._storage.device)
+    _no_bool("bmm", x.dtype)
     xo = [s for s in lx if s not in ly]
     yo = [s for s in ly if s not in lx]
     xp = views.permute(x, *[lx.index(s) for s in batch + xo + contracted])

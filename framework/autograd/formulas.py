@@ -522,7 +522,8 @@ def einsum_backward(grad, equation, operands):
         avail = set(rhs) | set("".join(s for s, _ in others))
         keep = "".join(c for c in spec if c in avail)
         sub = ",".join([rhs] + [s for s, _ in others]) + "->" + keep
-        g = framework.einsum(sub, grad, *[o for _, o in others])
+        # operands of other dtypes meet the grad in its dtype (a contraction needs one)
+        g = framework.einsum(sub, grad, *[o.to(grad.dtype) for _, o in others])
         for k, c in enumerate(spec):
             if c not in avail:
                 g = g.unsqueeze(k)
@@ -530,7 +531,11 @@ def einsum_backward(grad, equation, operands):
         wide = [k for k, n in enumerate(op.shape) if n == 1 and g.shape[k] != 1]
         if wide:
             g = g.sum(wide, keepdim=True)
-        outs.append(g.expand(op.shape))
+        g = g.expand(op.shape)
+        if g.dtype is not op.dtype:
+            # each operand gets its gradient in its own dtype (real part for a real one)
+            g = (g.real if g.is_complex() and not op.is_complex() else g).to(op.dtype)
+        outs.append(g)
     return outs
 
 

@@ -15,16 +15,19 @@ from . import ops
 from . import dispatch  # noqa: F401  (SparseTensor.__torch_function__)
 from .ops import addmm, mm, sparse_sum as sum  # noqa: A001
 from .spdiags import spdiags
+from .products import sampled_addmm
+from . import products
 from . import legacy
 from . import shape_ops
 
 __all__ = ["addmm", "mm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants",
-           "sparse_coo_tensor", "sparse_csr_tensor", "spdiags"]
+           "sparse_coo_tensor", "sparse_csr_tensor", "spdiags", "sampled_addmm"]
 
 ops.install_coo_methods(SparseCooTensor)
 shape_ops.install(SparseCooTensor)
 globals().update(legacy.make("cpu", "framework.sparse"))   # FloatTensor, LongTensor, ...
 ops.install_product_methods(SparseCsrTensor)
+SparseCooTensor.smm, SparseCooTensor.sspaddmm = products.smm, products.sspaddmm
 
 
 def softmax(input, dim, *, dtype=None):
@@ -170,6 +173,7 @@ def install(module):
                  "sparse_coo_tensor", "sparse_csr_tensor"):
         setattr(module, name, globals()[name])
     module.spmm = _spmm
+    module.smm, module.hspmm, module.sspaddmm = products.smm, products.hspmm, products.sspaddmm
     Tensor.to_sparse = _to_sparse
     Tensor.to_sparse_coo = _to_sparse_coo
     Tensor.sparse_mask = _sparse_mask

@@ -75,6 +75,9 @@ HANDLERS = {"cat": _cat, "concat": _cat, "concatenate": _cat,
             "linear": _linear}
 
 
+_LIKE = ("zeros_like", "empty_like")
+
+
 def _run_dense(func, args, kwargs):
     with _overrides.DisableTorchFunctionSubclass():
         return func(*args, **kwargs)
@@ -86,6 +89,9 @@ def torch_function(cls, func, types, args=(), kwargs=None):
     name = getattr(func, "__name__", None)
     first = args[0] if args else None
     if isinstance(first, SparseTensor):
+        if name in _LIKE:      # zeros_like(sparse): a sparse result, as PyTorch
+            from .products import like
+            return like(name, *args, **kwargs)
         # a free function: the sparse class's own method of that name. A Tensor method
         # reached here was called unbound (``Tensor.requires_grad_(s)``): Tensor's own.
         method = None if getattr(func, "_tf_tensor_method", True) else \

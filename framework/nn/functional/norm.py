@@ -3,6 +3,7 @@ and ``normalize``. Batch, layer, group and RMS norm check their arguments here a
 fused ops (framework/_ops/norm.py: a forward and a backward kernel each); the others are
 composites of framework ops."""
 import framework as fw
+from framework._func import vmap as _vmap
 from framework._ops.memory_format import keep_format
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
@@ -75,6 +76,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if n == 1:
             raise ValueError("Expected more than 1 value per channel when training, got "
                              f"input size {input.shape!r}")
+        if running_mean is not None or running_var is not None:
+            _vmap.check_running_stats(running_mean, running_var)
     elif running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
     elif running_var is None:
@@ -101,6 +104,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if spatial == 1:
             raise ValueError("Expected more than 1 spatial element when training, got input "
                              f"size {input.shape!r}")
+        if running_mean is not None or running_var is not None:
+            _vmap.check_running_stats(running_mean, running_var)
     elif running_mean is None or running_var is None:
         raise RuntimeError("Expected running_mean and running_var to be defined when "
                            "use_input_stats is false")

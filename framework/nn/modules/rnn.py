@@ -6,11 +6,13 @@ step for the hidden state. Padded input is handled as a packed sequence whose ba
 is the same at every step, so one loop serves both: at step t the first
 ``batch_sizes[t]`` rows of the hidden state advance and the rest are already final.
 """
+import functools
 import math
 import numbers
 import warnings
 
 import framework
+from framework._ops import autocast as _autocast
 from framework.autograd.function import Function
 from .. import functional as F
 from .. import init
@@ -283,10 +285,11 @@ class RNNBase(Module):
                             dtype=like.dtype, device=like.device)
         return (h, c)
 
-    def _run(self, data, batch_sizes, hx):
+    def _run(self, data, batch_sizes, hx, cast=None):
         """All layers over packed rows ``data`` (sum(batch_sizes), input_size); ``hx`` is
-        the initial state (h,) or (h, c), each (layers * directions, batch, *). Returns
-        the last layer's outputs and the final states, stacked as ``hx``."""
+        the initial state (h,) or (h, c), each (layers * directions, batch, *); ``cast``,
+        if given, is applied to each weight. Returns the last layer's outputs and the
+        final states, stacked as ``hx``."""
         num_directions = 2 if self.bidirectional else 1
         n_states = len(hx)
         per_state = [_split(s, [1] * s.shape[0], 0) for s in hx]
@@ -297,6 +300,8 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 idx = layer * num_directions + direction
                 weights = [getattr(self, n) for n in self._all_weights[idx]]
+                if cast is not None:
+                    weights = [cast(w) for w in weights]
                 w_ih, w_hh = weights[0], weights[1]
                 b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
                 w_hr = weights[-1] if self.proj_size > 0 else None
@@ -357,7 +362,15 @@ class RNNBase(Module):
         if steps == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         data = seq.reshape(steps * batch, self.input_size)
-        output, hidden = self._run(data, [batch] * steps, hx if is_lstm else (hx,))
+        cast = None
+        ac = _autocast.state
+        if is_lstm and not self.proj_size and ac.active and ac.enabled["cpu"]:
+            # PyTorch's CPU LSTM (its oneDNN layer, used without projections on unpacked
+            # input) is autocast as a whole: input, state and weights in the lower dtype
+            to = ac.dtype["cpu"]
+            cast = functools.partial(_autocast._cast, to=to, dev="cpu")
+            data, hx = cast(data), tuple(cast(h) for h in hx)
+        output, hidden = self._run(data, [batch] * steps, hx if is_lstm else (hx,), cast)
         output = output.reshape(steps, batch, output.shape[-1])
         if self.batch_first:
             output = output.transpose(0, 1)
