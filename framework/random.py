@@ -19,7 +19,7 @@ import struct
 from ._device import CPU, canonical
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
-           "set_rng_state", "fork_rng", "default_generator"]
+           "set_rng_state", "fork_rng", "default_generator", "thread_safe_generator"]
 
 _MASK = (1 << 64) - 1
 DEFAULT_SEED = 67280421310721  # PyTorch's default seed
@@ -92,7 +92,9 @@ class Generator:
         """Restores a state returned by ``get_state()``. Returns self."""
         from ._tensor import Tensor
         from . import _dtype
-        if not isinstance(new_state, Tensor) or new_state.dtype is not _dtype.uint8:
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not _dtype.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
         if new_state.numel() != 16:
             raise RuntimeError(f"Expected a PhiloxGeneratorState of size 16 but found the input "
@@ -105,6 +107,22 @@ class Generator:
         g = Generator(self._device)
         g._seed, g._offset = self._seed, self._offset
         return g
+
+    def graphsafe_get_state(self):
+        """The state as a Generator, for CUDA graph capture (cuda generators only).
+        Unlike PyTorch's, it is a snapshot rather than a view of this generator's state."""
+        if self._device.type != "cuda":
+            raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+        return self.clone_state()
+
+    def graphsafe_set_state(self, state):
+        """Sets the state from a Generator returned by ``graphsafe_get_state``."""
+        if self._device.type != "cuda":
+            raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+        if not isinstance(state, Generator):
+            raise TypeError(f"graphsafe_set_state(): argument 'state' must be Generator, not "
+                            f"{type(state).__name__}")
+        self._seed, self._offset = state._seed, state._offset
 
     def _take(self, n):
         """Reserves ``n`` counters; returns (seed, first counter)."""
@@ -185,6 +203,17 @@ def get_rng_state():
 def set_rng_state(new_state):
     """Restores the state of the default CPU generator."""
     default_generator.set_state(new_state)
+
+
+def thread_safe_generator():
+    """The worker's thread-local Generator inside a DataLoader thread worker; None
+    elsewhere (the default generator is then used)."""
+    from .utils.data import get_worker_info
+    info = get_worker_info()
+    if info is not None and getattr(info, "worker_method", None) == "thread" \
+            and getattr(info, "rng", None) is not None:
+        return info.rng.torch_generator
+    return None
 
 
 @contextlib.contextmanager

@@ -3,7 +3,7 @@ and contiguous when the layout requires one)."""
 import builtins
 import operator
 
-from .. import _dtype
+from .. import _determinism, _dtype
 from .._tensor import Tensor, _wrap_dim
 from . import alloc, args, overlap
 from . import memory_format as _memory_format
@@ -611,6 +611,8 @@ def resize_(self, *sizes, memory_format=None):
             _copy_bytes(new, old, min(old.nbytes, need))
         new.version = old.version
         self._storage = new
+        if _determinism._enabled:
+            _fill_grown(self, old.nbytes, need)
     self._shape = shape
     self._stride = alloc.contiguous_strides(shape)
     if memory_format is not None and memory_format is not _memory_format.contiguous_format:
@@ -619,6 +621,16 @@ def resize_(self, *sizes, memory_format=None):
             raise RuntimeError("Unsupported memory formatPreserve")     # PyTorch's text
         self._stride = _memory_format.format_strides("resize_", shape, memory_format)
     return self
+
+
+def _fill_grown(t, old_nbytes, new_nbytes):
+    """The elements resize_ added, filled as deterministic mode fills uninitialized
+    memory (PyTorch fills the storage past its old end)."""
+    item = t.dtype.itemsize
+    start = -(-old_nbytes // item)
+    n = new_nbytes // item - start
+    if n > 0:
+        _determinism.fill_uninitialized(_make(t._storage, (n,), (1,), start, t.dtype))
 
 
 def _copy_bytes(dst, src, nbytes):

@@ -43,6 +43,10 @@ def _dropout_impl(input, p, training, inplace, feature, alpha):
     if p == 1:
         zero = fw.zeros((), dtype=input.dtype, device=input.device)
         return input.mul_(zero) if inplace else input * zero
+    if not alpha and not (input.dtype.is_floating_point or input.dtype.is_complex):
+        # PyTorch scales into input's dtype, which cannot hold the scaled values
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{input.dtype.scalar_name}")
     mask = _noise(input, p, feature)
     if not alpha:
         mask = mask * (1.0 / (1 - p))

@@ -432,6 +432,8 @@ def _unpool_output_size(input, kernel, stride, padding, output_size):
 def _max_unpool(op, nd, input, indices, size):
     """Scatters input's values at ``indices`` into zeros of the last nd dims ``size``, with
     PyTorch's checks (``op`` names max_unpooling2d or max_unpooling3d)."""
+    # duplicate indices race for one output place, so PyTorch refuses it on every device
+    _fw._determinism.alert_not_deterministic(f"{op}_forward_out")
     if indices.dtype is not _fw.int64:
         raise RuntimeError(f"elements in indices should be type int64 but got: "
                            f"{indices.dtype.scalar_name}")
