@@ -19,7 +19,8 @@ to its gradient formula (framework/autograd/record.py); ``derivatives: none`` ma
 whose outputs never need gradients (creation, comparisons, indices), ``derivatives:
 composite`` one implemented with recorded ops (autograd goes through them). An op that takes
 tensors and declares neither records a node that raises if a backward reaches it.
-``output_differentiability`` (a flag per output) marks outputs that never get a gradient.
+``output_differentiability`` (a flag per output) marks outputs that never get a gradient;
+``node_name`` names the autograd node where PyTorch's is not the op's name in CamelCase.
 """
 import importlib
 import os

@@ -51,7 +51,9 @@ class Derivatives:
 
     def __init__(self, op, params):
         self.op_name = op.name
-        self.node_name = "".join(p.capitalize() for p in op.name.split("_")) + "Backward0"
+        # PyTorch's node name, from the op's name unless its row names it (NllLoss2D)
+        self.node_name = ((getattr(op, "row", None) or {}).get("node_name") or
+                          "".join(p.capitalize() for p in op.name.split("_")) + "Backward0")
         types = {name: typ for typ, name, _, _ in op.args}
         self.inputs = []        # (name, is_list, formula)
         used = set()
@@ -99,6 +101,15 @@ class Derivatives:
         # outputs that never get a gradient (ops.yaml ``output_differentiability``)
         flags = (getattr(op, "row", None) or {}).get("output_differentiability")
         self.nondiff = frozenset(i for i, f in enumerate(flags or ()) if not f)
+
+    @property
+    def node_name(self):
+        return self._node_name
+
+    @node_name.setter
+    def node_name(self, name):
+        self._node_name = name
+        self.node_cls = None     # the OpNode subclass of that name, made on first use
 
 
 _META_USES = (r"\b{0}\.(shape|dtype|device)\b", r"\b{0}\.(dim|numel)\(\)",
@@ -382,8 +393,23 @@ def _save_args(d, env, saved):
 _PLAIN = (int, float, bool, str)
 
 
+_NODE_CLASSES = {}
+
+
+def _node_class(d):
+    """The OpNode subclass named ``d.node_name``: ``type(t.grad_fn).__name__`` is PyTorch's
+    node name (MseLossBackward0), as its repr and name() are."""
+    cls = _NODE_CLASSES.get(d.node_name)
+    if cls is None:
+        cls = _NODE_CLASSES[d.node_name] = type(d.node_name, (OpNode,), {})
+        cls.__module__ = OpNode.__module__
+    d.node_cls = cls
+    return cls
+
+
 def _attach(d, edges, saved, result):
-    node = OpNode.__new__(OpNode)
+    cls = d.node_cls or _node_class(d)
+    node = cls.__new__(cls)
     node._next = tuple(edges)
     node._seq = next(_node_seq)
     node._d = d

@@ -446,6 +446,29 @@ CASES += [
      lambda T, a: T.autograd.grad(T.nn.functional.cross_entropy(a, T.tensor([2, 0, 1])) * 3, a,
                                   create_graph=True)[0] * T.arange(12.).reshape(3, 4).to(a.dtype),
      [(3, 4)], R),
+    # the elementwise losses (framework/_ops/loss_elementwise.py), target gradients included
+    ("_mse_loss", lambda T, a, b: T.nn.functional.mse_loss(a, b, reduction="sum"),
+     [(2, 3), (2, 3)], R),
+    ("_smooth_l1_loss", lambda T, a, b: T.nn.functional.smooth_l1_loss(
+        a, b, reduction="none", beta=0.7), [(2, 3), (2, 3)], R),
+    ("_huber_loss", lambda T, a, b: T.nn.functional.huber_loss(a, b, delta=0.8),
+     [(2, 3), (2, 3)], R),
+    ("_binary_cross_entropy", lambda T, a, b: T.nn.functional.binary_cross_entropy(
+        a.sigmoid(), b.sigmoid(), weight=T.tensor([0.5, 1.5, 2.0]).to(a.dtype),
+        reduction="none"), [(2, 3), (2, 3)], R),
+    ("_binary_cross_entropy_with_logits",
+     lambda T, a, b: T.nn.functional.binary_cross_entropy_with_logits(
+         a, b.sigmoid(), pos_weight=T.tensor([0.5, 1.5, 2.0]).to(a.dtype),
+         reduction="sum"), [(2, 3), (2, 3)], R),
+    ("_soft_margin_loss", lambda T, a: T.nn.functional.soft_margin_loss(
+        a, T.tensor([1.0, -1.0, -1.0]).to(a.dtype).expand(2, 3), reduction="none"),
+     [(2, 3)], R),
+    ("_nll_loss", lambda T, a: T.nn.functional.nll_loss(
+        a, T.tensor([2, -100]), weight=T.tensor([0.5, 1.5, 2.0]).to(a.dtype)),
+     [(2, 3)], R),
+    ("_nll_loss2d", lambda T, a: T.nn.functional.nll_loss(
+        a, T.tensor([[[0], [2]]]), reduction="none"),
+     [(1, 3, 2, 1)], R),
     ("_fused_sdpa", lambda T, q, k, v: T.nn.functional.scaled_dot_product_attention(q, k, v),
      [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4)], R),
     # (in float64 the product is taken in float64: the formulas' path, without rounding)

@@ -10,7 +10,6 @@ import math
 import warnings
 
 import framework as fw
-from framework import _nn_functional_ops as _table
 from framework._ops.pointwise import broadcast_shapes, type_name
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
@@ -99,11 +98,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     _check_weighted_reduction(reduction, weight)
     if weight is None:
         reduction = resolve_reduction(None, None, reduction)
+        return fw._mse_loss(input, target, reduction)    # one op: MseLossBackward0
     diff = input - target
-    loss = diff * diff
-    if weight is not None:
-        return _weighted(loss, weight, input, reduction, True)
-    return reduce_loss(loss, reduction)
+    return _weighted(diff * diff, weight, input, reduction, True)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -128,12 +125,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = resolve_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    diff = input - target
-    z = diff.abs()
-    if beta == 0:
-        return reduce_loss(z, reduction)
-    loss = fw.where(z < beta, 0.5 * diff * diff / beta, z - 0.5 * beta)
-    return reduce_loss(loss, reduction)
+    if beta == 0:     # the L1 loss, composed (as PyTorch: MeanBackward0 of AbsBackward0)
+        return reduce_loss((input - target).abs(), reduction)
+    return fw._smooth_l1_loss(input, target, reduction, float(beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -145,12 +139,12 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         reduction = resolve_reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None:
+        return fw._huber_loss(input, target, reduction, float(delta))
     diff = input - target
     z = diff.abs()
     loss = fw.where(z < delta, 0.5 * diff * diff, delta * (z - 0.5 * delta))
-    if weight is not None:
-        return _weighted(loss, weight, input, reduction, False)
-    return reduce_loss(loss, reduction)
+    return _weighted(loss, weight, input, reduction, False)
 
 
 # -- negative log likelihood and cross entropy --------------------------------------------
@@ -207,34 +201,6 @@ def _check_class_targets(target, n_classes, ignore_index):
         raise IndexError(f"Target {first} is out of bounds.")
 
 
-def _nll_parts(input, target, weight, ignore_index):
-    """The elementwise loss ``-weight[t] * input[.., t, ..]`` (0 where ignored) and the
-    elementwise weight it used (also 0 where ignored), both shaped like ``target``."""
-    _check_nll_shapes(input, target)
-    if target.dtype not in (fw.int64, fw.uint8):
-        raise RuntimeError("expected target dtype to be Long or Byte, but got "
-                           f"{type_name(target.dtype)}")
-    if input.dim() == 1:
-        target = target.reshape(())      # an unbatched loss is 0-d, as in PyTorch
-    cdim = 1 if input.dim() >= 2 else 0
-    n_classes = input.shape[cdim]
-    _check_class_weight(weight, n_classes, input)
-    target = target.to(fw.int64)
-    _check_class_targets(target, n_classes, ignore_index)
-    keep = target != ignore_index
-    index = fw.where(keep, target, fw.zeros_like(target))
-    if input.dim() == 1:
-        picked = input.gather(0, index.reshape(1)).reshape(())
-    else:
-        picked = input.gather(1, index.unsqueeze(1)).squeeze(1)
-    if weight is None:
-        w = keep.to(input.dtype)
-    else:
-        w = weight.index_select(0, index.reshape(-1)).reshape(index.shape)
-        w = fw.where(keep, w, fw.zeros_like(w))
-    return -picked * w, w, keep
-
-
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     r"""Negative log likelihood of class indices ``target`` under log-probabilities
@@ -242,10 +208,23 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     by the summed weights of the non-ignored targets."""
     reduction = resolve_reduction(size_average, reduce, reduction)
     check_no_grad_arg("nll_loss_forward", "weight", weight)
-    loss, w, _ = _nll_parts(input, target, weight, ignore_index)
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return reduce_loss(loss, reduction)
+    _check_nll_shapes(input, target)
+    if target.dtype not in (fw.int64, fw.uint8):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{type_name(target.dtype)}")
+    n_classes = input.shape[1 if input.dim() >= 2 else 0]
+    _check_class_weight(weight, n_classes, input)
+    _check_class_targets(target, n_classes, ignore_index)
+    if input.dim() <= 2:
+        return fw._nll_loss(input, target, weight, reduction, ignore_index)
+    if input.dim() == 4:
+        return fw._nll_loss2d(input, target, weight, reduction, ignore_index)
+    # other (N, C, d1, ...) inputs go through the spatial op on a 4-d view, as PyTorch's
+    n, c = input.shape[0], input.shape[1]
+    flat = input.contiguous().view(n, c, 1, -1)
+    loss = fw._nll_loss2d(flat, target.contiguous().view(n, 1, -1), weight, reduction,
+                          ignore_index)
+    return loss.view(target.shape) if reduction == "none" else loss
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -311,34 +290,6 @@ def _cross_entropy_probs(logp, target, weight, ignore_index, reduction, eps, cdi
 
 # -- binary cross entropy -----------------------------------------------------------------
 
-# PyTorch's floor of x (1 - x) in the BCE gradient: 1e-12 rounded to float32, whatever
-# the dtype (so saturated inputs get the very same huge gradient)
-_BCE_EPS = 9.999999960041972e-13
-
-
-class _BinaryCrossEntropy(fw.autograd.Function):
-    """Elementwise BCE with PyTorch's gradient: ``(x - t) / max(x (1 - x), 1e-12)``, finite
-    even where ``x`` is exactly 0 or 1 (where the clamped logs have no derivative)."""
-
-    @staticmethod
-    def forward(ctx, input, target):
-        ctx.save_for_backward(input, target)
-        log_x = input.log().clamp_min(-100)
-        log_1mx = (-input).log1p().clamp_min(-100)
-        return -(target * log_x + (1 - target) * log_1mx)
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, target = ctx.saved_tensors
-        grad_input = grad_target = None
-        if ctx.needs_input_grad[0]:
-            grad_input = grad * (input - target) / (input * (1 - input)).clamp_min(_BCE_EPS)
-        if ctx.needs_input_grad[1]:
-            # unclamped, as PyTorch: infinite where input is exactly 0 or 1
-            grad_target = grad * ((-input).log1p() - input.log())
-        return grad_input, grad_target
-
-
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     r"""Binary cross entropy between probabilities ``input`` (in [0, 1]) and ``target``;
@@ -357,10 +308,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     # NaN fails both comparisons, so it is refused as PyTorch does
     if (~((input >= 0) & (input <= 1))).any().item():
         raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = _BinaryCrossEntropy.apply(input, target)
-    if weight is not None:
-        loss = loss * weight
-    return reduce_loss(loss, reduction)
+    return fw._binary_cross_entropy(input, target, weight, reduction)
 
 
 def _expand_weight(weight, target):
@@ -386,14 +334,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                          f"({input.size()})")
     check_no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
     check_no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
-    # -log(sigmoid(x)) = softplus(-x), -log(1 - sigmoid(x)) = softplus(x)
-    pos_term = target * _table.softplus(-input)
-    if pos_weight is not None:
-        pos_term = pos_weight * pos_term
-    loss = pos_term + (1 - target) * _table.softplus(input)
-    if weight is not None:
-        loss = loss * weight
-    return reduce_loss(loss, reduction)
+    return fw._binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
 # -- divergence and likelihood losses -----------------------------------------------------

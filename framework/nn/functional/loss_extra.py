@@ -3,7 +3,6 @@ by loss.py, which also holds the reduction helpers used here)."""
 import numpy as np
 
 import framework as fw
-from framework import _nn_functional_ops as _table
 from framework._ops.pointwise import broadcast_shapes, type_name
 
 __all__ = ["cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
@@ -81,8 +80,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if shape != tuple(input.shape):
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the "
                            f"broadcast shape {list(shape)}")
-    loss = _table.softplus(-target * input)
-    return _reduce(loss, reduction)
+    return fw._soft_margin_loss(input, target, reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
