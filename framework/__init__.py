@@ -85,11 +85,17 @@ def is_tensor(obj):
 
 def is_floating_point(input):
     """Whether the tensor's dtype is a floating dtype (float16, bfloat16, float32, float64)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
     return input.dtype.is_floating_point
 
 
 def is_complex(input):
     """Whether the tensor's dtype is a complex dtype (complex64, complex128)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_complex(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
     return input.dtype.is_complex
 
 

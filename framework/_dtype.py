@@ -114,6 +114,10 @@ def from_numpy_dtype(npd):
     try:
         return _FROM_NP[np.dtype(npd)]
     except KeyError:
+        if not np.dtype(npd).isnative:
+            raise ValueError("given numpy array has byte order different from the native byte "
+                             "order. Conversion between byte orders is currently not "
+                             "supported.") from None
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(npd).type.__name__}. The only "
             "supported types are: "

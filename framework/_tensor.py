@@ -587,6 +587,15 @@ class Tensor:
         memo[id(self)] = out
         return out
 
+    def __copy__(self):
+        """``copy.copy``: as PyTorch's, a new leaf sharing this tensor's data and
+        ``requires_grad`` (without ``.grad``)."""
+        import copy
+        if type(self) is not Tensor:      # a subclass rebuilds itself by its own reduce
+            return copy._reconstruct(self, None, *self.__reduce_ex__(4))
+        out = self.detach()
+        return out.requires_grad_() if self._requires_grad else out
+
     def __reduce_ex__(self, protocol):
         from ._ops import creation
         return (creation._rebuild, (self.cpu()._host_array().copy(), self.dtype.name,
@@ -764,12 +773,33 @@ class Tensor:
     def __eq__(self, other):
         if isinstance(other, (str, type(None))):
             return NotImplemented     # torch: t == 'a' is False, not an error
-        return self.eq(other)
+        try:
+            return self.eq(other)
+        except TypeError:             # torch: t == [1, 2] is False, not an error
+            return NotImplemented
 
     def __ne__(self, other):
         if isinstance(other, (str, type(None))):
             return NotImplemented
-        return self.ne(other)
+        try:
+            return self.ne(other)
+        except TypeError:
+            return NotImplemented
+
+    def __rlshift__(self, other):
+        from . import _ops
+        return _ops.pointwise.reverse("bitwise_left_shift", self, other)
+
+    def __rrshift__(self, other):
+        from . import _ops
+        return _ops.pointwise.reverse("bitwise_right_shift", self, other)
+
+    def __contains__(self, element):
+        """True when ``element`` equals some entry (a scalar) or some slice (a tensor)."""
+        if not isinstance(element, (Tensor, bool, int, float, complex)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
+        return bool((element == self).any().item())
 
     def __getitem__(self, index):
         indexing = _indexing or _load_indexing()
@@ -788,9 +818,17 @@ class Tensor:
 
     @property
     def T(self):
-        if self.dim() > 2:
-            raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 to reverse "
-                               "their shape is not supported.")
+        if self.dim() == 0:
+            import warnings
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity "
+                          "in these cases.", UserWarning, stacklevel=2)
+        elif self.dim() != 2:   # PyTorch: deprecated, still reverses the dims
+            import warnings
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse "
+                          "their shape is deprecated and it will throw an error in a future "
+                          "release. Consider `x.mT` to transpose batches of matrices or "
+                          "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                          "dimensions of a tensor.", UserWarning, stacklevel=2)
         return self.permute(*range(self.dim() - 1, -1, -1))
 
     @property
@@ -803,7 +841,16 @@ class Tensor:
     @property
     def H(self):
         """The conjugate transpose (``T`` of a real tensor)."""
-        return self.T.conj()
+        if self.dim() not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{self.dim()}-D tensor."
+                               + (" For batches of matrices, consider using tensor.mH"
+                                  if self.dim() > 2 else ""))
+        if self.dim() == 0:
+            import warnings
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                          UserWarning, stacklevel=2)
+        return self.permute(*range(self.dim() - 1, -1, -1)).conj()
 
     @property
     def mH(self):
@@ -829,6 +876,14 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple.__add__(tuple(other), self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
 
 class _UntypedStorage:

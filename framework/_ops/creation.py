@@ -289,8 +289,15 @@ asarray = as_tensor
 def from_numpy(ndarray):
     """A CPU tensor sharing memory with a NumPy array."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+        raise TypeError(f"expected np.ndarray (got {_type_name(ndarray)})")
     dt = _dtype._FROM_NP.get(ndarray.dtype) or _dtype.from_numpy_dtype(ndarray.dtype)
+    if not ndarray.flags.writeable:
+        import warnings
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
+                      "non-writable tensors. This means writing to this tensor will result in "
+                      "undefined behavior. You may want to copy the array to protect its data "
+                      "or make it writable before converting it to a tensor.", UserWarning,
+                      stacklevel=2)
     strides, itemsize = ndarray.strides, ndarray.itemsize
     # element strides kept by byte strides: a data set's items share one layout
     stride = _NP_STRIDES.get((strides, itemsize))
@@ -310,6 +317,12 @@ def from_numpy(ndarray):
 
 
 _NP_STRIDES = {}
+
+
+def _type_name(obj):
+    """A type's name as PyTorch's messages spell it (``numpy.float32``, ``list``)."""
+    t = type(obj)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
 def _rebuild(arr, dtype_name, device, requires_grad):

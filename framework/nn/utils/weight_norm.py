@@ -4,6 +4,7 @@ import warnings
 
 import framework as _fw
 
+from ..._tensor import _wrap_dim
 from ..parameter import Parameter
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
@@ -14,7 +15,7 @@ def _norm_except_dim(v, pow=2, dim=0):
     ``v``; ``dim=-1`` means the norm of the whole tensor (a 0-dim tensor), as in torch."""
     if dim == -1:
         return _fw.linalg.vector_norm(v, pow)
-    dim = dim % v.dim()
+    dim = _wrap_dim(dim, v.dim())  # PyTorch's IndexError, not a silent wrap
     others = tuple(d for d in range(v.dim()) if d != dim)
     if not others:
         # a 1-D tensor normalised along its only dimension: each entry is its own norm
