@@ -52,8 +52,11 @@ def _to_numpy(x):
 
 
 def assert_same(got, want, rtol=1e-4, atol=1e-5, path="result"):
-    """``got`` (from the framework) equals ``want`` (from PyTorch) leaf by leaf."""
-    if isinstance(want, dict):
+    """``got`` (from the framework) equals ``want`` (from PyTorch) leaf by leaf: numbers and
+    tensors within tolerances, strings, bools and None exactly."""
+    if isinstance(want, (str, bool)) or want is None:
+        assert got == want, f"{path}: {got!r} vs {want!r}"
+    elif isinstance(want, dict):
         assert isinstance(got, dict) and set(got) == set(want), f"{path}: keys differ"
         for k in want:
             assert_same(got[k], want[k], rtol, atol, f"{path}[{k!r}]")

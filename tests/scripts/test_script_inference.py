@@ -12,33 +12,7 @@ import time
 import pytest
 
 import framework
-from tests.scripts.script_harness import assert_same, data, init_params, oracle
-
-
-def _same(got, want, rtol=1e-4, atol=1e-5, path="result"):
-    """assert_same, with strings and bools compared exactly."""
-    if isinstance(want, (str, bool)) or want is None:
-        assert got == want, f"{path}: {got!r} vs {want!r}"
-    elif isinstance(want, dict):
-        assert isinstance(got, dict) and set(got) == set(want), \
-            f"{path}: keys {sorted(map(str, got))} vs {sorted(map(str, want))}"
-        for k in want:
-            _same(got[k], want[k], rtol, atol, f"{path}[{k!r}]")
-    elif isinstance(want, (list, tuple)):
-        assert isinstance(got, (list, tuple)) and len(got) == len(want), \
-            f"{path}: {got!r} vs {want!r}"
-        for i, (g, w) in enumerate(zip(got, want)):
-            _same(g, w, rtol, atol, f"{path}[{i}]")
-    else:
-        assert_same(got, want, rtol, atol, path)
-
-
-def compare(run, *args, rtol=1e-4, atol=1e-5, **kwargs):
-    torch = oracle()
-    want = run(torch, *args, **kwargs)
-    got = run(framework, *args, **kwargs)
-    _same(got, want, rtol, atol)
-    return got
+from tests.scripts.script_harness import assert_same, compare, data, init_params, oracle
 
 
 def _sub(torch, name):
@@ -382,7 +356,7 @@ def test_bench():
     got = run_bench(framework)
     want.pop("name", None)
     got.pop("name", None)
-    _same(got, want)
+    assert_same(got, want)
 
 
 def test_cuda_memory_stats():

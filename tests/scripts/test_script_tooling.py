@@ -7,40 +7,12 @@ Each workload is tutorial-style PyTorch code run under the framework and under P
 import importlib
 import io
 
-import framework
-from tests.scripts.script_harness import assert_same, data, init_params, oracle
-
-
-def _same(got, want, rtol, atol, path="result"):
-    """assert_same, with strings (names, type names, code) compared exactly."""
-    if isinstance(want, str):
-        assert got == want, f"{path}: {got!r} vs {want!r}"
-    elif isinstance(want, dict):
-        assert isinstance(got, dict) and set(got) == set(want), \
-            f"{path}: keys {sorted(map(str, got))} vs {sorted(map(str, want))}"
-        for k in want:
-            _same(got[k], want[k], rtol, atol, f"{path}[{k!r}]")
-    elif isinstance(want, (list, tuple)):
-        assert isinstance(got, (list, tuple)) and len(got) == len(want), \
-            f"{path}: {got!r} vs {want!r}"
-        for i, (g, w) in enumerate(zip(got, want)):
-            _same(g, w, rtol, atol, f"{path}[{i}]")
-    else:
-        assert_same(got, want, rtol, atol, path)
+from tests.scripts.script_harness import compare, data, init_params
 
 
 def _submodule(torch, name):
     """``import torch.<name>`` as a script would, in whichever library ``torch`` is."""
     return importlib.import_module(f"{torch.__name__}.{name}")
-
-
-def compare(run, *args, rtol=1e-4, atol=1e-5, **kwargs):
-    """Run ``run`` under PyTorch and the framework; the results must agree."""
-    torch = oracle()
-    want = run(torch, *args, **kwargs)
-    got = run(framework, *args, **kwargs)
-    _same(got, want, rtol, atol)
-    return got
 
 
 # ---------------------------------------------------------------------------------------

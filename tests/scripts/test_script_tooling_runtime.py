@@ -12,8 +12,8 @@ import tempfile
 import pytest
 
 import framework
-from tests.scripts.script_harness import assert_same, data, init_params, oracle
-from tests.scripts.test_script_tooling import _same, _submodule, compare
+from tests.scripts.script_harness import assert_same, compare, data, init_params, oracle
+from tests.scripts.test_script_tooling import _submodule
 
 
 # ---------------------------------------------------------------------------------------
@@ -434,7 +434,7 @@ def test_checkpoint(device):
     finally:
         log.propagate = True
     got = run_checkpoint(framework, device, blocks=blocks)
-    _same(got, want, 1e-4, 1e-5)
+    assert_same(got, want, 1e-4, 1e-5)
     assert_same(got["cp_False"], got["ref"], 1e-5, 1e-6)  # exact recomputation
 
 

@@ -10,34 +10,7 @@ import warnings
 import numpy as np
 
 import framework
-from tests.scripts.script_harness import assert_same, data, init_params, oracle
-
-
-def _same(got, want, rtol, atol, path="result"):
-    """assert_same, with strings and bools compared exactly."""
-    if isinstance(want, (str, bool)) or want is None:
-        assert got == want, f"{path}: {got!r} vs {want!r}"
-    elif isinstance(want, dict):
-        assert isinstance(got, dict) and set(got) == set(want), \
-            f"{path}: keys {sorted(map(str, got))} vs {sorted(map(str, want))}"
-        for k in want:
-            _same(got[k], want[k], rtol, atol, f"{path}[{k!r}]")
-    elif isinstance(want, (list, tuple)):
-        assert isinstance(got, (list, tuple)) and len(got) == len(want), \
-            f"{path}: {got!r} vs {want!r}"
-        for i, (g, w) in enumerate(zip(got, want)):
-            _same(g, w, rtol, atol, f"{path}[{i}]")
-    else:
-        assert_same(got, want, rtol, atol, path)
-
-
-def compare(run, *args, rtol=1e-4, atol=1e-5, **kwargs):
-    """Run ``run`` under PyTorch and the framework; the results must agree."""
-    torch = oracle()
-    want = run(torch, *args, **kwargs)
-    got = run(framework, *args, **kwargs)
-    _same(got, want, rtol, atol)
-    return got
+from tests.scripts.script_harness import assert_same, compare, data, init_params, oracle
 
 
 # ---------------------------------------------------------------------------------------
@@ -169,8 +142,8 @@ def test_amp_grad_scaler_cuda_float16():
     want = run_amp_scaler(oracle(), "cpu", "float16")
     got = run_amp_scaler(framework, "cuda", "float16")
     for k in ("scales", "skipped", "norm_inf", "state", "loaded_scale"):
-        _same(got[k], want[k], 0, 0, k)
-    _same(got, want, 2e-3, 2e-3)
+        assert_same(got[k], want[k], 0, 0, k)
+    assert_same(got, want, 2e-3, 2e-3)
 
 
 def test_amp_custom_fwd_bwd():
