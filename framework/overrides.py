@@ -365,8 +365,21 @@ def _activate():
         w = by_id.get(id(fn))
         if w is not None:
             patch(cls, attr, staticmethod(w))
+    _bindings_changed()
+
+
+def _bindings_changed():
+    """The tables keyed by the identity of op functions are rebuilt with what is bound now
+    (fx's op names, the compiler's fusible functions): else a program compiled after dispatch
+    turns on, or after it turns off, finds no fusible op."""
+    import sys
     from .fx import _bindings
-    _bindings._public = None    # fx's table of op names: rebuilt with the wrappers
+    _bindings._public = None
+    fuse, gemm = (sys.modules.get(f"framework._inductor.{m}") for m in ("fuse", "gemm"))
+    if fuse is not None:
+        fuse._functions = fuse._reductions = None
+    if gemm is not None:
+        gemm._linear_fn = gemm._mm_fns = None
 
 
 _patches = None
@@ -378,8 +391,7 @@ def _deactivate():
     if _patches is not None:
         _patches.restore()
     _patches, _active = None, False
-    from .fx import _bindings
-    _bindings._public = None
+    _bindings_changed()
     _modes.clear()
     _update_bypass()
     builtins.__build_class__ = _watch

@@ -10,7 +10,7 @@ import triton.language as tl
 
 from .. import cuda
 from .float8 import _decode, as_bytes
-from .launcher import cdiv
+from .launcher import cached, cdiv
 
 # the float8 formats _widen and _as_fp8 take
 _FMT = {"float8_e4m3fn": 0, "float8_e5m2": 1}
@@ -34,6 +34,7 @@ def _as_fp8(x, FMT: tl.constexpr):
         return x.to(tl.float8e5, bitcast=True)
 
 
+@cached
 @triton.jit
 def _scaled_mm_kernel(out, a, b, sa, sb, bias, M, N, K, sam, sak, sbk, sbn, som, son,
                       FMT_A: tl.constexpr, FMT_B: tl.constexpr, FP8_DOT: tl.constexpr,

@@ -13,8 +13,12 @@ import framework
 
 
 def oracle():
-    """PyTorch, or a skip when it is not installed."""
-    return pytest.importorskip("torch")
+    """PyTorch, or a skip when it is not installed. Scripts set global flags
+    (``torch.backends.cudnn.benchmark = True``): PyTorch's own test utilities, imported by
+    other test files in the same process, freeze them (``disable_global_flags``); unfreeze."""
+    torch = pytest.importorskip("torch")
+    torch.backends.disable_global_flags.__globals__["__allow_nonbracketed_mutation_flag"] = True
+    return torch
 
 
 def data(torch, seed, *shape, kind="normal", high=None, dtype=None):

@@ -9,8 +9,7 @@ import os
 import tempfile
 
 import framework
-from tests.scripts.script_harness import data, init_params, oracle
-from tests.scripts.test_script_training import _same, compare
+from tests.scripts.script_harness import assert_same, compare, data, init_params, oracle
 
 
 # ---------------------------------------------------------------------------------------
@@ -178,7 +177,7 @@ def test_adam_capturable_cuda():
     want = run_capturable(oracle(), "cpu")
     got = run_capturable(framework, "cuda")
     want["step_device"] = "cuda"  # capturable keeps the step count on the params' device
-    _same(got, want, 1e-5, 1e-6)
+    assert_same(got, want, 1e-5, 1e-6)
 
 
 # ---------------------------------------------------------------------------------------
@@ -347,7 +346,7 @@ def test_training_script_resume():
     with tempfile.TemporaryDirectory() as d1, tempfile.TemporaryDirectory() as d2:
         want = run_training_script(torch, d1)
         got = run_training_script(framework, d2)
-    _same(got, want, 1e-4, 1e-5)
+    assert_same(got, want, 1e-4, 1e-5)
     assert got["tail_equal"] and len(got["resumed"]) > 0
 
 
@@ -438,4 +437,4 @@ def run_compile(torch, **kw):
 def test_compile_patterns():
     want = run_compile(oracle(), backend="eager")
     got = run_compile(framework)
-    _same(got, want, 1e-5, 1e-6)
+    assert_same(got, want, 1e-5, 1e-6)
