@@ -3,6 +3,7 @@ torch.utils.benchmark, activation checkpointing and the channels-last memory for
 
 Each workload is tutorial-style PyTorch code run under the framework and under PyTorch.
 """
+import contextlib
 import io
 import json
 import logging
@@ -411,7 +412,12 @@ def run_checkpoint(torch, device="cpu", blocks=3):
     out["multi"] = (u.detach().cpu(), v.detach().cpu(), a.grad.cpu().clone(),
                     b.grad.cpu().clone())
     if hasattr(cp, "set_checkpoint_debug_enabled"):
-        with cp.set_checkpoint_debug_enabled(True):
+        # (PyTorch's debug mode symbolizes C++ stacks with addr2line processes that outlive
+        # the test and trip the DataLoader tests' leftover-process check: the framework's
+        # debug mode is run, PyTorch's same gradient without it)
+        debug = cp.set_checkpoint_debug_enabled(True) if torch.__name__ == "framework" \
+            else contextlib.nullcontext()
+        with debug:
             a.grad = None
             u, v = cp.checkpoint(fn, a, b, use_reentrant=False)
             (u.sum() + v).backward()
