@@ -79,8 +79,8 @@ def _to_numpy(data):
         return data, _dtype.from_numpy_dtype(data.dtype)
     typed = None
     if isinstance(data, (list, tuple)):
-        typed = _typed_leaves(data)
-        if typed is not False and any(isinstance(x, Tensor) for x in _flat(data)):
+        typed, tensors = _typed_leaves(data)
+        if tensors:
             data = _nested_items(data)
     try:
         arr = np.asarray(data)
@@ -109,16 +109,16 @@ _PY_NUMBERS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
 def _typed_leaves(data):
-    """The dtype of nested data holding tensors or NumPy values: PyTorch promotes their
-    dtypes with the Python numbers' inferred ones (``[np.float64(r)]`` is float64); False
-    when every leaf is a Python number (one type test each), None when one is not a number."""
-    leaves = _flat(data)
-    for x in leaves:
+    """(dtype, whether a leaf is a tensor) of nested data. The dtype is that of data holding
+    tensors or NumPy values: PyTorch promotes their dtypes with the Python numbers' inferred
+    ones (``[np.float64(r)]`` is float64); False when every leaf is a Python number (one type
+    test each, the common case), None when a leaf is neither a number nor a tensor."""
+    for x in _flat(data):
         if type(x) not in _PY_NUMBERS:
             break
     else:
-        return False
-    dt = None
+        return False, False
+    dt, tensors, unknown = None, False, False
     for x in _flat(data):
         t = type(x)
         if t is builtins.float:
@@ -130,13 +130,15 @@ def _typed_leaves(data):
         elif t is builtins.complex:
             d = _dtype.get_default_dtype().to_complex()
         elif isinstance(x, Tensor):
-            d = x.dtype
+            d, tensors = x.dtype, True
         elif isinstance(x, (np.generic, np.ndarray)) and x.dtype.kind in "biufc":
             d = _dtype.from_numpy_dtype(x.dtype)
         else:
-            return None
-        dt = d if dt is None else _dtype.promote_types(dt, d)
-    return dt
+            unknown = True
+            continue
+        if not unknown:
+            dt = d if dt is None else _dtype.promote_types(dt, d)
+    return (None if unknown else dt), tensors
 
 
 def _check_leaves(data):

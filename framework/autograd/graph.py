@@ -175,18 +175,17 @@ class AccumulateGrad(Node):
         elif old is None:
             # the engine's gradient is taken as it is when nothing else can see it (as
             # PyTorch does): referred to only by the engine's list and this frame, not a
-            # view, and alone on its storage; otherwise it is copied, never aliased
-            # PyTorch's layout contract: .grad takes the leaf's strides (channels_last
-            # weights get channels_last gradients), so a gradient laid out otherwise is copied
-            # (a sparse leaf has no strides: torch.mm/bmm give it a dense gradient)
+            # view, and alone on its storage, and laid out as PyTorch's layout contract asks
+            # (.grad takes the leaf's strides: channels_last weights get channels_last
+            # gradients; a sparse leaf has none: torch.mm/bmm give it a dense gradient);
+            # otherwise it is copied, never aliased
             laid_out = g.__class__ is Tensor and not (v.is_sparse or v.is_sparse_csr) and (
                 g._stride == v._stride or _obeys_layout(g, v))
-            if (getrefcount(g) <= _UNSHARED and g._base is None and not g._requires_grad
-                    and getrefcount(g._storage) <= _HELD_ONCE and g.__class__ is Tensor
-                    and laid_out):
+            if (laid_out and getrefcount(g) <= _UNSHARED and g._base is None
+                    and not g._requires_grad and getrefcount(g._storage) <= _HELD_ONCE):
                 v._grad = g
-            elif (g._base is not None and getrefcount(g) <= _UNSHARED and laid_out
-                  and _sole_view(g) and not g._requires_grad and g.__class__ is Tensor):
+            elif (laid_out and g._base is not None and getrefcount(g) <= _UNSHARED
+                  and _sole_view(g) and not g._requires_grad):
                 # a view (``grad.t()`` of a fresh result) that is the only user of its
                 # base and covers all of it contiguously: taken, as its own tensor
                 g._base = None

@@ -73,8 +73,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    if tensor.is_meta:  # no values to draw (modules built under torch.device("meta"))
-        return tensor
     with _fw.no_grad():
         lo = _norm_cdf((a - mean) / std)
         hi = _norm_cdf((b - mean) / std)
