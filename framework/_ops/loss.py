@@ -25,6 +25,12 @@ from .pointwise import require_tensor, type_name
 _REDUCTIONS = ("none", "mean", "sum")
 
 
+def check_reduction(reduction):
+    """PyTorch's error for a ``reduction`` other than 'none', 'mean' and 'sum'."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
 def _fw():
     import framework
     return framework
@@ -79,8 +85,7 @@ def _check(op, input, target, weight, reduction):
         if weight.dtype is not input.dtype:
             raise RuntimeError(f"expected scalar type {type_name(input.dtype)} but found "
                                f"{type_name(weight.dtype)}")
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    check_reduction(reduction)
     devices = {input._storage.device, target._storage.device}
     if weight is not None:
         devices.add(weight._storage.device)

@@ -13,18 +13,12 @@ one call (the formulas in ops.yaml index its result). A 'mean' or 'sum' backward
 the 0-d upstream gradient first, so that the elementwise work is done once.
 """
 from .. import _dtype
-
-_REDUCTIONS = ("none", "mean", "sum")
+from .loss import check_reduction as _check_reduction
 
 
 def _fw():
     import framework
     return framework
-
-
-def _check_reduction(reduction):
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
 def _reduce(loss, reduction):
