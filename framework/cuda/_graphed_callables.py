@@ -59,10 +59,13 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3,
     mempool = graph_pool_handle() if pool is None else pool
 
     def grads_of(outputs, surface):
+        # zeros, not PyTorch's empty_like: the warm-up really runs, and in the simulator
+        # a reduction over uninitialized memory can overflow (a RuntimeWarning, an error
+        # under warnings-as-errors)
         return fw.autograd.grad(
             outputs=tuple(o for o in outputs if o.requires_grad),
             inputs=tuple(i for i in surface if i.requires_grad),
-            grad_outputs=tuple(fw.empty_like(o) for o in outputs if o.requires_grad),
+            grad_outputs=tuple(fw.zeros_like(o) for o in outputs if o.requires_grad),
             only_inputs=True, allow_unused=allow_unused_input)
 
     # warmup on a side stream: lazy state (autotuning, optimizer-free caches) settles

@@ -4,6 +4,7 @@ runs them again; results are compared with eager runs of the same ops (float64, 
 import contextlib
 import copy
 import ctypes
+import warnings
 
 import numpy as np
 import pytest
@@ -169,6 +170,27 @@ def test_make_graphed_callables_mlp_and_function():
     model.eval()     # another training state than captured: the eager forward runs
     x = _randn(4, 6, seed=13)
     assert np.array_equal(model(x).detach().cpu().numpy(), eager(x).detach().cpu().numpy())
+
+
+def test_warmup_backward_reads_no_uninitialized_memory(monkeypatch):
+    # memory fresh from the allocator may hold anything: here every empty_like is filled
+    # with huge values, and a warm-up backward that summed them would overflow (a numpy
+    # RuntimeWarning in the simulator, an error below)
+    plain = fw.empty_like
+
+    def poisoned(t, **kw):
+        return plain(t, **kw).fill_(3e38)
+    monkeypatch.setattr(fw, "empty_like", poisoned)
+    model = nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 3)).to("cuda")
+    eager = copy.deepcopy(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        graphed = fw.cuda.make_graphed_callables(model, (_randn(4, 5, seed=1).float(),))
+        x = _randn(4, 5, seed=2).float()
+        graphed(x).sum().backward()
+    eager(x).sum().backward()
+    for p, q in zip(model.parameters(), eager.parameters()):
+        assert np.array_equal(p.grad.cpu().numpy(), q.grad.cpu().numpy())
 
 
 def test_synchronizing_calls_during_capture_raise():
