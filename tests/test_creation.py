@@ -337,3 +337,44 @@ def test_size_by_keyword(call, device):
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
     if call.startswith("t."):
         assert got.device.type == device
+
+
+LAYOUT_FACTORIES = ["zeros(2, 3, {kw})", "ones(4, {kw})", "empty(2, {kw})", "full((2,), 1.5, {kw})",
+             "arange(5, {kw})", "range(0, 4, {kw})", "linspace(0, 1, 5, {kw})",
+             "logspace(0, 2, 3, {kw})", "eye(3, {kw})", "scalar_tensor(2.0, {kw})",
+             "empty_strided((2, 2), (2, 1), {kw})", "zeros_like(t, {kw})", "ones_like(t, {kw})",
+             "full_like(t, 7, {kw})", "empty_like(t, {kw})", "t.new_zeros(2, {kw})",
+             "t.new_ones(2, {kw})", "t.new_full((2,), 3, {kw})", "t.new_empty(2, {kw})"]
+
+
+@pytest.mark.parametrize("call", LAYOUT_FACTORIES)
+def test_factories_take_layout_and_pin_memory(call):
+    """PyTorch's factories take ``layout=`` (strided makes a dense tensor) and
+    ``pin_memory=`` (the result in page-locked host memory)."""
+    torch = pytest.importorskip("torch")
+
+    def run(m, kw):
+        t = m.arange(6, dtype=m.float32).reshape(2, 3)
+        return eval(("" if call.startswith("t.") else "m.") + call.format(kw=kw), {"m": m, "t": t})
+    want = run(torch, "layout=m.strided")
+    got = run(fw, "layout=m.strided")
+    assert tuple(got.shape) == tuple(want.shape) and got.layout == fw.strided
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    if "empty" not in call:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    pinned = run(fw, "pin_memory=True")
+    assert pinned.is_pinned() and not got.is_pinned()
+    if "empty" not in call:
+        np.testing.assert_array_equal(pinned.numpy(), want.numpy())
+    with pytest.raises(RuntimeError, match=r"not implemented for .*sparse_csr layout"):
+        run(fw, "layout=m.sparse_csr")
+
+
+def test_zeros_and_empty_with_sparse_coo_layout():
+    torch = pytest.importorskip("torch")
+    for name in ("zeros", "empty"):
+        got = getattr(fw, name)(2, 3, layout=fw.sparse_coo, dtype=fw.float64)
+        want = getattr(torch, name)(2, 3, layout=torch.sparse_coo, dtype=torch.float64)
+        assert got.layout == fw.sparse_coo and got._nnz() == want._nnz() == 0
+        assert tuple(got.shape) == (2, 3) and got.dtype == fw.float64
+        np.testing.assert_array_equal(got.to_dense().numpy(), want.to_dense().numpy())

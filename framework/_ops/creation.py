@@ -52,9 +52,11 @@ def _size_keyword(op, args, kw):
     return (size,)
 
 
-def _finish(t, requires_grad, out=None):
-    """Applies requires_grad, or writes the result into ``out=`` (resized like PyTorch;
-    ``out``'s dtype and device win when the caller gave no dtype)."""
+def _finish(t, requires_grad, out=None, pin_memory=False):
+    """Applies requires_grad (and ``pin_memory=``), or writes the result into ``out=``
+    (resized like PyTorch; ``out``'s dtype and device win when the caller gave no dtype)."""
+    if pin_memory and t._storage.device.type != "meta":
+        t = t.pin_memory()
     if out is not None:
         from .pointwise import check_out
         from .views import copy_
@@ -67,6 +69,19 @@ def _finish(t, requires_grad, out=None):
                                "gradients")
         t.requires_grad_(True)
     return t
+
+
+def _dense(op, layout, shape=None, dt=None, device=None):
+    """PyTorch's factories take ``layout=``: they make dense (strided) tensors, and
+    ``zeros``/``empty`` also an empty sparse COO tensor (returned, else None)."""
+    if layout is None or layout is _memory_format.strided:
+        return None
+    if shape is not None and getattr(layout, "name", None) == "sparse_coo":
+        from .. import sparse_coo_tensor
+        dev = alloc.resolve_device(device)
+        return sparse_coo_tensor(alloc.empty((len(shape), 0), _dtype.int64, dev),
+                                 alloc.empty((0,), alloc.resolve_dtype(dt), dev), shape)
+    raise RuntimeError(f"{op}(...) is not implemented for {layout} layout")
 
 
 # ---- from data --------------------------------------------------------------------------
@@ -332,17 +347,23 @@ def _rebuild(arr, dtype_name, device, requires_grad):
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    _dense("scalar_tensor", layout)
     return _full((), _args.scalar("scalar_tensor", "s", s, 1), alloc.resolve_dtype(dtype),
-                 device, requires_grad)
+                 device, requires_grad, pin_memory=pin_memory)
 
 
 # ---- factories ----------------------------------------------------------------------------
 
-def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False,
+def empty(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, out=None, **size_kw):
     """An uninitialised tensor of the given size."""
     shape = _size(size, "empty", size_kw)
+    if layout is not None:
+        sparse = _dense("empty", layout, shape, dtype, device)
+        if sparse is not None:
+            return _finish(sparse, requires_grad)
     if out is not None:
         from .views import resize_
         return resize_(out, shape)
@@ -367,9 +388,10 @@ def _format_strides(op, shape, fmt):
     return _memory_format.format_strides(op, shape, fmt)
 
 
-def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                   pin_memory=False):
     """An uninitialised tensor with the given sizes and strides (in elements)."""
+    _dense("empty_strided", layout)
     size = _args.sizes("empty_strided", (_tuple_arg("empty_strided", "size", size, 1),))
     stride = _args.int_list("empty_strided", "stride",
                             (_tuple_arg("empty_strided", "stride", stride, 2),))
@@ -380,7 +402,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     nbytes = _args.storage_nbytes(size, dt.itemsize, stride)
     st = alloc.storage(nbytes, alloc.resolve_device(device))
     return _finish(_determinism.fill_uninitialized(_make(st, size, stride, 0, dt)),
-                   requires_grad)
+                   requires_grad, pin_memory=pin_memory)
 
 
 def _tuple_arg(op, name, value, pos):
@@ -392,17 +414,21 @@ def _tuple_arg(op, name, value, pos):
                     f"{type(value).__name__}")
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
+def full(size, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False, out=None):
     """A tensor filled with ``fill_value``; the dtype is inferred from it when not given."""
+    _dense("full", layout)
     shape = _size(size if isinstance(size, (tuple, list)) else _tuple_arg("full", "size", size, 1),
                   "full")
     value = _args.scalar("full", "fill_value", fill_value, 2)
     if dtype is None:
         dtype = _dtype.default_for_category(_dtype.scalar_category(value))
-    return _full(shape, value, alloc.resolve_dtype(dtype), device, requires_grad, out)
+    return _full(shape, value, alloc.resolve_dtype(dtype), device, requires_grad, out,
+                 pin_memory=pin_memory)
 
 
-def _full(shape, value, dt, device, requires_grad, out=None, like=None, fmt=None):
+def _full(shape, value, dt, device, requires_grad, out=None, like=None, fmt=None,
+          pin_memory=False):
     """A tensor of ``shape`` filled with the Python number ``value``, after PyTorch's
     range check of the value for ``dt``; laid out like tensor ``like`` in memory format
     ``fmt`` when given (the ``*_like`` factories)."""
@@ -414,19 +440,27 @@ def _full(shape, value, dt, device, requires_grad, out=None, like=None, fmt=None
     else:
         t = _memory_format.empty_like(like, dt, alloc.resolve_device(device), fmt)
     alloc.backend(t._storage.device).copy.fill(t, value)
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, **size_kw):
+def zeros(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          out=None, **size_kw):
     """A tensor of zeros."""
-    return _full(_size(size, "zeros", size_kw), 0, alloc.resolve_dtype(_out_dtype(dtype, out)), device,
-                 requires_grad, out)
+    shape = _size(size, "zeros", size_kw)
+    if layout is not None:
+        sparse = _dense("zeros", layout, shape, dtype, device)
+        if sparse is not None:
+            return _finish(sparse, requires_grad)
+    return _full(shape, 0, alloc.resolve_dtype(_out_dtype(dtype, out)), device, requires_grad,
+                 out, pin_memory=pin_memory)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, **size_kw):
+def ones(*size, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+         out=None, **size_kw):
     """A tensor of ones."""
-    return _full(_size(size, "ones", size_kw), 1, alloc.resolve_dtype(_out_dtype(dtype, out)), device,
-                 requires_grad, out)
+    _dense("ones", layout)
+    return _full(_size(size, "ones", size_kw), 1, alloc.resolve_dtype(_out_dtype(dtype, out)),
+                 device, requires_grad, out, pin_memory=pin_memory)
 
 
 def _out_dtype(dtype, out):
@@ -441,54 +475,71 @@ def _like(input, dtype, device):
             input._storage.device if device is None else alloc.resolve_device(device))
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               pin_memory=False, memory_format=None):
     """An uninitialised tensor of input's size, in input's layout (preserve_format) unless
     ``memory_format`` says otherwise."""
+    _dense("empty_like", layout)
     dt, dev = _like(input, dtype, device)
     t = _memory_format.empty_like(input, dt, dev, memory_format)
-    return _finish(_determinism.fill_uninitialized(t), requires_grad)
+    return _finish(_determinism.fill_uninitialized(t), requires_grad, pin_memory=pin_memory)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None):
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              pin_memory=False, memory_format=None):
+    _dense("full_like", layout)
     dt, dev = _like(input, dtype, device)
     value = _args.scalar("full_like", "fill_value", fill_value, 2)
-    return _fill_like(input, value, dt, dev, requires_grad, memory_format)
+    return _fill_like(input, value, dt, dev, requires_grad, memory_format, pin_memory)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               pin_memory=False, memory_format=None):
+    _dense("zeros_like", layout)
     dt, dev = _like(input, dtype, device)
-    return _fill_like(input, 0, dt, dev, requires_grad, memory_format)
+    return _fill_like(input, 0, dt, dev, requires_grad, memory_format, pin_memory)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              pin_memory=False, memory_format=None):
+    _dense("ones_like", layout)
     dt, dev = _like(input, dtype, device)
-    return _fill_like(input, 1, dt, dev, requires_grad, memory_format)
+    return _fill_like(input, 1, dt, dev, requires_grad, memory_format, pin_memory)
 
 
-def _fill_like(input, value, dt, dev, requires_grad, fmt):
-    return _full(input._shape, value, dt, dev, requires_grad, like=input, fmt=fmt)
+def _fill_like(input, value, dt, dev, requires_grad, fmt, pin_memory=False):
+    return _full(input._shape, value, dt, dev, requires_grad, like=input, fmt=fmt,
+                 pin_memory=pin_memory)
 
 
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
-    return empty(_size(size, "new_empty", size_kw), dtype=dtype or self.dtype,
-                 device=device or self.device, requires_grad=requires_grad)
+def new_empty(self, *size, dtype=None, layout=None, device=None, requires_grad=False,
+              pin_memory=False, **size_kw):
+    return empty(_size(size, "new_empty", size_kw), dtype=dtype or self.dtype, layout=layout,
+                 device=device or self.device, requires_grad=requires_grad,
+                 pin_memory=pin_memory)
 
 
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+def new_zeros(self, *size, dtype=None, layout=None, device=None, requires_grad=False,
+              pin_memory=False, **size_kw):
+    _dense("new_zeros", layout)
     return _full(_size(size, "new_zeros", size_kw), 0, alloc.resolve_dtype(dtype, self.dtype),
-                 device or self.device, requires_grad)
+                 device or self.device, requires_grad, pin_memory=pin_memory)
 
 
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+def new_ones(self, *size, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False, **size_kw):
+    _dense("new_ones", layout)
     return _full(_size(size, "new_ones", size_kw), 1, alloc.resolve_dtype(dtype, self.dtype),
-                 device or self.device, requires_grad)
+                 device or self.device, requires_grad, pin_memory=pin_memory)
 
 
-def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    _dense("new_full", layout)
     shape = _size((_tuple_arg("new_full", "size", size, 1),), "new_full")
     return _full(shape, _args.scalar("new_full", "fill_value", fill_value, 2),
-                 alloc.resolve_dtype(dtype, self.dtype), device or self.device, requires_grad)
+                 alloc.resolve_dtype(dtype, self.dtype), device or self.device, requires_grad,
+                 pin_memory=pin_memory)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
@@ -553,8 +604,10 @@ def _range_tensor(n, first, inc, dt, device):
     return _store(out, _as_stored(arr, dt), alloc.resolve_device(device), True)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+def arange(start, end=None, step=1, *, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False, out=None):
     """Values from start (inclusive) to end (exclusive) spaced by step."""
+    _dense("arange", layout)
     if end is None:
         start, end = 0, _args.scalar("arange", "end", start, 1)
     else:
@@ -578,12 +631,13 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         if not 0 <= n <= _args.INT64_MAX:
             raise RuntimeError("invalid size, possible overflow?")
         xs, xst = _range_acc(dt, start, step)
-    return _finish(_range_tensor(n, xs, xst, dt, device), requires_grad, out)
+    return _finish(_range_tensor(n, xs, xst, dt, device), requires_grad, out, pin_memory)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
-          out=None):
+def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False, out=None):
     """Deprecated inclusive range (PyTorch's ``torch.range``)."""
+    _dense("range", layout)
     if end is None:
         raise TypeError('range() missing 1 required positional arguments: "end"')
     start, end = _args.scalar("range", "start", start, 1), _args.scalar("range", "end", end, 2)
@@ -599,11 +653,13 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=F
         n = builtins.int(q) + 1 if math.isfinite(q) else q
     else:
         n = (xe - xs) // xst + 1
-    return _finish(_range_tensor(n, xs, xst, dt, device), requires_grad, out)
+    return _finish(_range_tensor(n, xs, xst, dt, device), requires_grad, out, pin_memory)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+def linspace(start, end, steps, *, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False, out=None):
     """``steps`` values evenly spaced from start to end inclusive."""
+    _dense("linspace", layout)
     for name, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor) and v._shape:
             raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, "
@@ -628,12 +684,14 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
             arr = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx))
     if not dt.is_floating_point:
         arr = np.trunc(arr)
-    return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad, out)
+    return _finish(_from_array(arr, dt, alloc.resolve_device(device)), requires_grad, out,
+                   pin_memory)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False,
-             out=None):
+def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False, out=None):
     """``base ** linspace(start, end, steps)``."""
+    _dense("logspace", layout)
     start = _args.scalar("logspace", "start", start, 1)
     end = _args.scalar("logspace", "end", end, 2)
     steps = _args.to_int("logspace", "steps", steps, 3)
@@ -668,7 +726,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
             lim = 2.0 ** (63 if dt is _dtype.int64 else 31)
             arr = np.where((arr >= -lim) & (arr < lim), arr, -lim).astype(np.int64)
         res = _from_array(arr, dt, alloc.resolve_device(device))
-    return _finish(res, requires_grad, out)
+    return _finish(res, requires_grad, out, pin_memory)
 
 
 def _in_dtype(values, dt):
@@ -678,8 +736,10 @@ def _in_dtype(values, dt):
     return _from_array(np.array(values, np.float64), dt, _dtype_device_cpu()).tolist()
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+def eye(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False, out=None):
     """A 2-d tensor with ones on the diagonal."""
+    _dense("eye", layout)
     n = _args.to_int("eye", "n", n, 1)
     m = n if m is None else _args.to_int("eye", "m", m, 2)
     if n < 0 or m < 0:
@@ -691,7 +751,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     if k:
         from .views import diagonal
         diagonal(t).fill_(1)
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 # ---- conversion -------------------------------------------------------------------------
