@@ -15,10 +15,11 @@ from ._func.eager import (grad as _grad, grad_and_value as _grad_and_value, vjp 
 from ._func.vmap import vmap as _vmap
 from ._func.extra_transforms import (debug_unwrap, functionalize, linearize,  # noqa: F401
                                      replace_all_batch_norm_modules_)
+from ._func.rearrange import rearrange  # noqa: F401
 
 __all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
            "hessian", "vmap", "stack_module_state", "functionalize", "linearize",
-           "debug_unwrap", "replace_all_batch_norm_modules_"]
+           "debug_unwrap", "replace_all_batch_norm_modules_", "rearrange"]
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                     tie_weights=True, strict=False):
     r"""Call ``module`` with its parameters and buffers replaced by the tensors of
