@@ -1,10 +1,13 @@
-"""framework.nested: nested tensors with the jagged layout (PyTorch's ``torch.nested``).
+"""framework.nested: nested tensors (PyTorch's ``torch.nested``), jagged and strided.
 
 A nested tensor holds a batch of tensors that differ in the size of one dim, such as
 sequences of different lengths, without padding: ``values`` (the components concatenated
 along the ragged dim) and ``offsets`` (where each starts). Its shape shows the ragged dim
 as a symbol ``j1``. Pointwise ops, ``linear``, norms, softmax, reductions, reshapes and
 ``scaled_dot_product_attention`` (per sequence) work on it and are differentiable.
+
+The strided layout (the default, as in PyTorch) allows components that differ in any dim;
+it lives in strided_tensor.py.
 """
 import numpy as np
 
@@ -12,6 +15,8 @@ from .._ops.memory_format import strided
 from .._tensor import Tensor
 from . import ops
 from .tensor import NestedInt, NestedTensor, jagged
+from . import strided_tensor as _strided
+from .strided_tensor import StridedNestedTensor
 
 __all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "narrow",
            "to_padded_tensor", "masked_select"]
@@ -23,13 +28,13 @@ _RAGGED_ERROR = ("Cannot represent given tensor list as a nested tensor with the
                  "dimension. For example: (B, *, D_0, D_1, ..., D_N), with ragged * dim.")
 
 
-def _check_layout(layout, op):
-    if layout is None or layout is jagged:
-        return
-    if layout is strided:
-        raise NotImplementedError(f"{op}(): nested tensors with layout=framework.strided are "
-                                  "not supported; use layout=framework.jagged")
-    raise RuntimeError(f"{op}(): unsupported layout {layout}")
+def _is_strided(layout):
+    """Whether ``layout`` (None: strided, as in PyTorch) is the strided one."""
+    if layout is None or layout is strided:
+        return True
+    if layout is jagged:
+        return False
+    raise RuntimeError(f"Specified layout is unsupported for nested tensors: {layout}")
 
 
 def _offsets_of(lens, device):
@@ -60,10 +65,13 @@ def nested_tensor(tensor_list, *, dtype=None, layout=None, device=None, requires
     """nested_tensor(tensor_list, *, dtype=None, layout=None, device=None,
     requires_grad=False, pin_memory=False) -> Tensor
 
-    A new leaf nested tensor with copies of the tensors in ``tensor_list`` (which differ in
-    the size of their first dim). ``layout=None`` gives the jagged layout here."""
+    A new leaf nested tensor with copies of the tensors in ``tensor_list``, which have the
+    same number of dims. The strided layout (the default) allows them to differ in any dim;
+    the jagged layout only in their first."""
     import framework
-    _check_layout(layout, "nested_tensor")
+    if _is_strided(layout):
+        return _strided.nested_from_list(tensor_list, dtype, device, requires_grad,
+                                         pin_memory)
     ts, device = _from_list(tensor_list, dtype, device, "nested_tensor")
     values = framework.cat([t.detach() for t in ts]) if len(ts) > 1 else ts[0].detach().clone()
     if ts[0].dim() == 1:    # 1-d components: a (B, j) nested tensor of scalars
@@ -79,11 +87,17 @@ def as_nested_tensor(ts, dtype=None, device=None, layout=None):
 
     A nested tensor from a list of tensors (copied into one, keeping autograd history, so
     gradients flow back to them) or from a dense (B, S, ...) tensor (a view, with all
-    lengths S); a nested tensor is returned as is (converted to ``dtype``/``device``)."""
+    lengths S); a nested tensor of the given ``layout`` is returned as is (converted to
+    ``dtype``/``device``). The default layout is the strided one, as in PyTorch."""
     import framework
-    _check_layout(layout, "as_nested_tensor")
-    if isinstance(ts, NestedTensor):
+    if isinstance(ts, Tensor) and ts.is_nested:
+        # as PyTorch: only with the nested tensor's own layout given (None is strided)
+        if layout is not ts.layout:
+            raise RuntimeError("as_nested_tensor(): Converting between nested tensor layouts "
+                               "is not supported")
         return ts.to(device=device or ts.device, dtype=dtype or ts.dtype)
+    if _is_strided(layout):
+        return _strided.as_nested(ts, dtype, device)
     if isinstance(ts, Tensor):
         if ts.dim() < 2:
             raise RuntimeError("as_nested_tensor(): expected a tensor with at least 2 dims "
@@ -127,12 +141,15 @@ def nested_tensor_from_jagged(values, offsets=None, lengths=None, jagged_dim=Non
 def narrow(tensor, dim, start, length, layout=strided):
     """narrow(tensor, dim, start, length, layout=framework.strided) -> Tensor
 
-    A jagged nested tensor viewing rows ``start[i]:start[i] + length[i]`` of each batch
+    With layout=framework.jagged: a nested tensor viewing rows
+    ``start[i]:start[i] + length[i]`` of each batch
     entry of the dense (B, S, ...) ``tensor`` along ``dim`` (which must be 1); ``start`` and
-    ``length`` are ints or (B,) tensors. The result has holes (``lengths()`` is set)."""
+    ``length`` are ints or (B,) tensors. The result has holes (``lengths()`` is set).
+    With the strided layout (the default): copies of the batch entries
+    ``start:start + length`` (dim 0 only, integer ``start`` and ``length``)."""
     import framework
-    if layout is not jagged:
-        raise NotImplementedError("narrow(): only layout=framework.jagged is supported")
+    if _is_strided(layout):
+        return _strided.narrow(tensor, dim, start, length)
     if dim != 1:
         raise RuntimeError("jagged layout only supports dim=1")
     B, S = tensor.shape[0], tensor.shape[1]
@@ -149,7 +166,11 @@ def to_padded_tensor(input, padding, output_size=None):
     """to_padded_tensor(input, padding, output_size=None) -> Tensor
 
     A dense tensor with each component of ``input`` padded with ``padding`` along the ragged
-    dim to the longest component (or to ``output_size``'s size of that dim)."""
+    dim to the longest component (or to ``output_size``'s size of that dim). A strided
+    nested tensor is padded at the end of every dim, to the largest size there or to
+    ``output_size``."""
+    if isinstance(input, StridedNestedTensor):
+        return _strided.to_padded(input, padding, output_size)
     if not isinstance(input, NestedTensor):
         raise RuntimeError("to_padded_tensor(): expected input to be a nested tensor, but got "
                            f"a dense tensor of shape {tuple(input.shape)}")

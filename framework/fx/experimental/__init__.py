@@ -1,0 +1,1 @@
+"""framework.fx.experimental: ``proxy_tensor.make_fx`` (torch.fx.experimental)."""
