@@ -108,7 +108,7 @@ class Pickler(pickle._Pickler):
         if t is _Global or t is _dtype.dtype or t is _Sentinel:
             return obj.name                      # a string: save_global below writes it
         if isinstance(obj, Tensor):
-            if obj.is_sparse or obj.is_sparse_csr:
+            if obj.layout.name.startswith("sparse"):
                 return _reduce_sparse(obj)
             if obj.is_quantized:
                 return _reduce_qtensor(obj)
@@ -164,14 +164,16 @@ def _reduce_sparse(t):
     if t.is_sparse:
         return (_REBUILD_SPARSE, (_Layout("sparse_coo"), (t._indices(), t._values(),
                                                           Size(t.shape), t.is_coalesced())))
-    return (_REBUILD_SPARSE, (_Layout("sparse_csr"), (t.crow_indices(), t.col_indices(),
-                                                      t.values().detach(), Size(t.shape))))
+    from .sparse.compressed import parts
+    ci, pi, v = parts(t)
+    return (_REBUILD_SPARSE, (_Layout(t.layout.name), (ci, pi, v.detach(), Size(t.shape))))
 
 
 def _get_layout(name):
     from . import sparse
-    layout = {"torch.sparse_coo": sparse.sparse_coo,
-              "torch.sparse_csr": sparse.sparse_csr}.get(name)
+    layout = {"torch." + lay.name: lay for lay in (
+        sparse.sparse_coo, sparse.sparse_csr, sparse.sparse_csc, sparse.sparse_bsr,
+        sparse.sparse_bsc)}.get(name)
     if layout is None:
         raise pickle.UnpicklingError(f"_get_layout: unsupported layout {name!r}")
     return layout
@@ -182,8 +184,8 @@ def _rebuild_sparse_tensor(layout, data):
     if layout is sparse.sparse_coo and len(data) in (3, 4):
         coalesced = data[3] if len(data) == 4 else None
         return sparse.sparse_coo_tensor(data[0], data[1], data[2], is_coalesced=coalesced)
-    if layout is sparse.sparse_csr and len(data) == 4:
-        return sparse.sparse_csr_tensor(*data)
+    if layout is not sparse.sparse_coo and len(data) == 4:
+        return sparse.sparse_compressed_tensor(*data, layout=layout)
     raise pickle.UnpicklingError(f"_rebuild_sparse_tensor: unsupported layout {layout}")
 
 

@@ -1,4 +1,4 @@
-"""framework.sparse: sparse COO and CSR tensors (PyTorch's ``torch.sparse``).
+"""framework.sparse: sparse COO, CSR, CSC, BSR and BSC tensors (PyTorch's ``torch.sparse``).
 
 A sparse tensor is a ``framework.Tensor`` whose elements are mostly zero and stored as
 indices and values (ordinary dense tensors on the tensor's device). Dense ops refuse it
@@ -10,7 +10,12 @@ all differentiable.
 from .._tensor import Tensor
 from .base import SparseTensor, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from .coo import SparseCooTensor, dense_to_sparse, sparse_coo_tensor
-from .csr import SparseCsrTensor, sparse_csr_tensor
+from .csr import SparseCsrTensor
+from .compressed import SparseCompressedTensor
+from .constructors import (sparse_bsc_tensor, sparse_bsr_tensor, sparse_compressed_tensor,
+                           sparse_csc_tensor, sparse_csr_tensor)
+from .gradcheck import as_sparse_gradcheck
+from . import compressed, conversions
 from . import ops
 from . import dispatch  # noqa: F401  (SparseTensor.__torch_function__)
 from .ops import addmm, mm, sparse_sum as sum  # noqa: A001
@@ -21,13 +26,16 @@ from . import legacy
 from . import shape_ops
 
 __all__ = ["addmm", "mm", "sum", "softmax", "log_softmax", "check_sparse_tensor_invariants",
-           "sparse_coo_tensor", "sparse_csr_tensor", "spdiags", "sampled_addmm"]
+           "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "sparse_bsr_tensor",
+           "sparse_bsc_tensor", "sparse_compressed_tensor", "spdiags", "sampled_addmm",
+           "as_sparse_gradcheck"]
 
 ops.install_coo_methods(SparseCooTensor)
 shape_ops.install(SparseCooTensor)
 globals().update(legacy.make("cpu", "framework.sparse"))   # FloatTensor, LongTensor, ...
 ops.install_product_methods(SparseCsrTensor)
 SparseCooTensor.smm, SparseCooTensor.sspaddmm = products.smm, products.sspaddmm
+conversions.install()
 
 
 def softmax(input, dim, *, dtype=None):
@@ -119,30 +127,6 @@ class check_sparse_tensor_invariants:
 
 # ---- Tensor methods and framework.* functions -------------------------------------------
 
-def _to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-    """to_sparse(sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None) -> Tensor
-
-    A sparse copy of this dense tensor (COO unless ``layout`` says otherwise), holding the
-    elements that are not zero."""
-    if layout is sparse_csr:
-        return dense_to_sparse(self, 2).to_sparse_csr()
-    if layout not in (None, sparse_coo):
-        raise RuntimeError(f"to_sparse: layout {layout!r} is not supported")
-    return dense_to_sparse(self, sparse_dim)
-
-
-def _to_sparse_coo(self):
-    """A sparse COO copy of this dense tensor."""
-    return dense_to_sparse(self)
-
-
-def _to_sparse_csr(self, dense_dim=None):
-    """A sparse CSR copy of this dense matrix."""
-    if self.dim() != 2:
-        raise RuntimeError(f"to_sparse_csr: expected a 2-D tensor, got {self.dim()}-D")
-    return dense_to_sparse(self, 2).to_sparse_csr()
-
-
 def _sparse_mask(self, mask):
     """A sparse tensor with this dense tensor's values at the indices of ``mask`` (whose
     values are ignored); it has ``mask``'s indices and layout."""
@@ -153,11 +137,11 @@ def _sparse_mask(self, mask):
     if tuple(self.shape) != tuple(mask.shape):
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
                            f"{list(self.shape)} but mask has size {list(mask.shape)}")
-    coo = mask.to_sparse_coo() if mask.layout is sparse_csr else mask
-    i = coo._indices()
+    if mask.layout is not sparse_coo:
+        return compressed.sparse_mask(self, mask)
+    i = mask._indices()
     values = self[tuple(i.unbind(0))]   # differentiable w.r.t. self
-    out = SparseCooTensor.make(i, values, tuple(self.shape), coo.is_coalesced())
-    return out.to_sparse_csr() if mask.layout is sparse_csr else out
+    return SparseCooTensor.make(i, values, tuple(self.shape), mask.is_coalesced())
 
 
 def _spmm(input, mat2):
@@ -170,11 +154,10 @@ def install(module):
     functions given a sparse operand (``framework.mm``, ``framework.add(dense, sparse)``)
     reach it through ``SparseTensor.__torch_function__`` (``dispatch``)."""
     for name in ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc",
-                 "sparse_coo_tensor", "sparse_csr_tensor"):
+                 "sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor",
+                 "sparse_bsr_tensor", "sparse_bsc_tensor", "sparse_compressed_tensor"):
         setattr(module, name, globals()[name])
     module.spmm = _spmm
     module.smm, module.hspmm, module.sspaddmm = products.smm, products.hspmm, products.sspaddmm
-    Tensor.to_sparse = _to_sparse
-    Tensor.to_sparse_coo = _to_sparse_coo
+    Tensor.to_sparse_coo = dense_to_sparse
     Tensor.sparse_mask = _sparse_mask
-    Tensor.to_sparse_csr = _to_sparse_csr

@@ -15,9 +15,10 @@ def gradient_at(grad, indices, shape):
     """The gradient ``grad`` (dense or sparse COO) read at ``indices`` (sparse_dim x nnz):
     one row per index, repeated indices included."""
     import framework
+    from .base import SparseTensor
     from .coo import SparseCooTensor, linear_index
     if not isinstance(grad, SparseCooTensor):
-        grad = grad.to_dense() if grad.is_sparse_csr else grad
+        grad = grad.to_dense() if isinstance(grad, SparseTensor) else grad
         return grad[tuple(indices.unbind(0))]
     if grad._i is indices:
         return grad._v

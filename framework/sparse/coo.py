@@ -9,7 +9,7 @@ from .. import _dtype
 from .._device import device as _device
 from .._tensor import Tensor
 from .autograd import Coalesce, SparseCooTensorWithDimsAndTensors, Values, needs_grad
-from .base import SparseTensor, shape_of, sparse_coo, sparse_csr, sparse_repr
+from .base import SparseTensor, shape_of, sparse_coo, sparse_repr
 
 
 def linear_index(indices, sizes):
@@ -145,20 +145,8 @@ class SparseCooTensor(SparseTensor):
             return out.index_put_(tuple(i.unbind(0)), v)
         return out.index_put(tuple(i.unbind(0)), v, accumulate=True)
 
-    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-        if layout is sparse_csr:
-            return self.to_sparse_csr()
-        if sparse_dim is not None and sparse_dim != self.sparse_dim():
-            raise RuntimeError(f"to_sparse: conversion from Sparse to Sparse with sparse_dim "
-                               f"argument !=self.sparse_dim() is not supported")
-        return self
-
     def to_sparse_coo(self):
         return self
-
-    def to_sparse_csr(self, dense_dim=None):
-        from .csr import from_coo
-        return from_coo(self)
 
     def to(self, *args, **kwargs):
         """A copy with another dtype and/or device (self if nothing changes)."""

@@ -1,14 +1,15 @@
 """Sparse CSR matrices (PyTorch's ``torch.sparse_csr`` layout), 2-D, without dense dims.
 
 ``_crow`` (m + 1) holds where each row's entries start in ``_col`` and ``_v`` (nnz); the
-entries of a row are sorted by column. Products and conversions go through the COO form
-(the row of each entry comes from ``searchsorted`` over ``_crow``). Gradients flow to the
+entries of a row are sorted by column. Products go through the COO form (the row of each
+entry comes from ``searchsorted`` over ``_crow``); the constructor, conversions and
+transposes are those of every compressed layout (``constructors``, ``conversions``). Gradients flow to the
 values tensor the matrix was made from: the matrix is a view of it.
 """
 from .. import _dtype
 from .._tensor import Tensor
-from .base import SparseTensor, shape_of, sparse_csr, sparse_repr
-from .coo import SparseCooTensor, _as_index_tensor, _to_args, _values_tensor
+from .base import SparseTensor, sparse_csr, sparse_repr
+from .coo import SparseCooTensor, _to_args
 
 
 class SparseCsrTensor(SparseTensor):
@@ -59,14 +60,6 @@ class SparseCsrTensor(SparseTensor):
         import framework
         idx = framework.stack((self._rows().to(_dtype.int64), self._col.to(_dtype.int64)))
         return SparseCooTensor.make(idx, self._v, self.shape, True)
-
-    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-        if layout is sparse_csr:
-            return self
-        return self.to_sparse_coo()
-
-    def to_sparse_csr(self, dense_dim=None):
-        return self
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         if dtype is not None:
@@ -123,69 +116,3 @@ class SparseCsrTensor(SparseTensor):
         return SparseCsrTensor._wrap(self._crow, self._col, -self._v, self._shape)
 
     neg = __neg__
-
-
-def from_coo(s):
-    """A 2-D COO tensor as CSR (coalesced first)."""
-    import framework
-    if s.dim() != 2 or s.dense_dim():
-        raise RuntimeError(f"to_sparse_csr: expected a 2-D sparse tensor without dense dims, "
-                           f"got sparse_dim={s.sparse_dim()}, dense_dim={s.dense_dim()}")
-    c = s.coalesce()
-    i, v = c._parts()
-    counts = framework.bincount(i[0], minlength=s.shape[0])
-    crow = framework.cat((counts.new_zeros(1), counts.cumsum(0)))
-    return SparseCsrTensor._wrap(crow, i[1], v, tuple(s.shape))
-
-
-def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None,
-                      pin_memory=False, requires_grad=False, check_invariants=None):
-    """sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None,
-    device=None, requires_grad=False, check_invariants=None) -> Tensor
-
-    Constructs a sparse matrix in CSR format: the entries of row ``r`` are
-    ``col_indices[crow_indices[r]:crow_indices[r+1]]`` with the matching ``values``."""
-    values = _values_tensor(values, dtype, device)
-    crow = _as_index_tensor(crow_indices, values.device)
-    col = _as_index_tensor(col_indices, values.device)
-    if crow.dim() != 1 or col.dim() != 1 or values.dim() != 1:
-        raise RuntimeError("sparse_csr_tensor: crow_indices, col_indices and values must be "
-                           "1-D here (no batch or dense dims)")
-    if col.shape[0] != values.shape[0]:
-        raise RuntimeError(f"col_indices and values must have the same number of elements, "
-                           f"but got col_indices.numel(): {col.shape[0]}, values.numel(): "
-                           f"{values.shape[0]}")
-    if size is None:
-        ncols = int(col.max()) + 1 if col.numel() else 0
-        size = (crow.shape[0] - 1, ncols)
-    else:
-        size = shape_of(size, "sparse_csr_tensor")
-        if len(size) != 2:
-            raise RuntimeError(f"sparse_csr_tensor: expected a size of 2 dims here, got "
-                               f"{len(size)}")
-        if crow.shape[0] != size[0] + 1:
-            raise RuntimeError(f"crow_indices.size(-1) must be equal to size[-2] + 1 (that is "
-                               f"{size[0] + 1}), but got: {crow.shape[0]}")
-    from . import check_sparse_tensor_invariants
-    if check_invariants or (check_invariants is None
-                            and check_sparse_tensor_invariants.is_enabled()):
-        _check_csr(crow, col, size)
-    if requires_grad:
-        if values.dtype.category < 2:
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                               "gradients")
-        values = values.detach().requires_grad_(True)
-    return SparseCsrTensor._wrap(crow, col, values, size)
-
-
-def _check_csr(crow, col, size):
-    c = crow.tolist()
-    if c[0] != 0:
-        raise RuntimeError(f"`crow_indices[..., 0] == 0` is not satisfied.")
-    if c[-1] != col.shape[0]:
-        raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
-    if any(b < a for a, b in zip(c, c[1:])):
-        raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` "
-                           "is not satisfied.")
-    if col.numel() and (int(col.min()) < 0 or int(col.max()) >= size[1]):
-        raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")

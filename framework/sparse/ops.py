@@ -6,8 +6,19 @@ import numbers
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Function
 from .autograd import gradient_at, needs_grad
-from .base import SparseTensor
+from .base import SparseTensor, sparse_coo
 from .coo import SparseCooTensor, linear_index
+
+
+def _coo(t, other=None, first=True):
+    """A sparse operand in COO form (the compressed layouts are converted, after PyTorch's
+    checks of their product with a strided ``other``)."""
+    if t.layout is sparse_coo:
+        return t
+    if other is not None:
+        from .compressed import check_mm
+        check_mm(t, other) if first else check_mm(other, t)
+    return t.to_sparse_coo()
 
 
 def _check_mm(op, s, d):
@@ -71,7 +82,7 @@ def mm(mat1, mat2, reduce="sum"):
         return sparse_sparse_mm(mat1, mat2)
     if not isinstance(mat1, SparseTensor):
         return dense_sparse_mm(mat1, mat2)
-    s = mat1.to_sparse_coo() if mat1.is_sparse_csr else mat1
+    s = _coo(mat1, mat2)
     _check_mm("mm", s, mat2)
     return _spmm(s, mat2)
 
@@ -106,7 +117,7 @@ def dense_mm(mat1, mat2):
         return sparse_sparse_mm(mat1, mat2)
     if not isinstance(mat1, SparseTensor):
         return dense_sparse_mm(mat1, mat2)
-    s = mat1.to_sparse_coo() if mat1.is_sparse_csr else mat1
+    s = _coo(mat1, mat2)
     _check_mm("mm", s, mat2)
     if needs_grad(s):
         return _DenseGradMm.apply(s, mat2)
@@ -115,7 +126,7 @@ def dense_mm(mat1, mat2):
 
 def dense_sparse_mm(d, s):
     """Dense ``d`` times sparse ``s``: ``(s^T d^T)^T``."""
-    st = s.to_sparse_coo() if s.is_sparse_csr else s
+    st = _coo(s, d, first=False)
     if d.dim() != 2:
         raise RuntimeError(f"mm: 2D tensor expected, got {d.dim()}D tensor")
     if d.shape[1] != st.shape[0]:
@@ -129,8 +140,8 @@ def sparse_sparse_mm(a, b):
     ``b[k, c]`` with the same ``k`` is joined (via ``b``'s rows sorted by ``k``) and the
     products are summed by coalescing."""
     import framework
-    a = a.to_sparse_coo() if a.is_sparse_csr else a
-    b = b.to_sparse_coo() if b.is_sparse_csr else b
+    a = _coo(a)
+    b = _coo(b)
     if a.dim() != 2 or b.dim() != 2 or a.dense_dim() or b.dense_dim():
         raise RuntimeError("sparse @ sparse: 2D sparse matrices without dense dims expected")
     if a.shape[1] != b.shape[0]:
@@ -177,6 +188,10 @@ def matmul(input, other):
     dense x sparse give dense results, sparse x sparse a sparse one."""
     if isinstance(input, SparseTensor) and not isinstance(other, SparseTensor) \
             and other.dim() == 1:
+        if input.layout is not sparse_coo and input.dim() == 2 and \
+                other.shape[0] != input.shape[1]:
+            raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat "
+                               f"({input.shape[0]}x{input.shape[1]}), vec ({other.shape[0]})")
         return dense_mm(input, other.unsqueeze(1)).squeeze(1)
     return dense_mm(input, other)
 
@@ -186,7 +201,7 @@ def sparse_sum(input, dim=None, dtype=None):
 
     Sums a COO tensor over ``dim`` (all dims when omitted: a dense 0-d tensor). Summing
     all sparse dims gives a dense tensor, summing some of them a coalesced sparse one."""
-    s = input.to_sparse_coo() if input.is_sparse_csr else input
+    s = _coo(input)
     i, v = s._parts()
     if dtype is not None:
         v = v.to(dtype)
@@ -221,7 +236,7 @@ def add(self, other, *, alpha=1):
             raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
                                "instead.")
         raise TypeError(f"add(): argument 'other' must be Tensor, not {type(other).__name__}")
-    other = other.to_sparse_coo() if other.is_sparse_csr else other
+    other = _coo(other)
     if tuple(self.shape) != tuple(other.shape):
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
                            f"size {list(self.shape)} while other has size "
@@ -276,7 +291,7 @@ def mul(self, other):
     a = self.coalesce()
     i, v = a._parts()
     if isinstance(other, SparseTensor):
-        b = (other.to_sparse_coo() if other.is_sparse_csr else other).coalesce()
+        b = _coo(other).coalesce()
         bi, bv = b._parts()
         sizes = tuple(self.shape[:a.sparse_dim()])
         keys, want = linear_index(bi, sizes), linear_index(i, sizes)

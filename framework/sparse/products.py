@@ -192,7 +192,10 @@ def like(name, input, dtype=None, layout=None, device=None, requires_grad=False,
         fn = framework.zeros if name == "zeros_like" else framework.empty
         return fn(tuple(input.shape), dtype=dtype, device=device, requires_grad=requires_grad)
     layout = input.layout if layout is None else layout
-    if layout is sparse_csr:
+    if layout is input.layout and layout is not sparse_coo:
+        from .compressed import empty_like
+        out = empty_like(input, dtype, device)
+    elif layout is sparse_csr:
         out = SparseCsrTensor._wrap(
             framework.zeros((input.shape[0] + 1,), dtype=_dtype.int64, device=device),
             framework.zeros((0,), dtype=_dtype.int64, device=device),
