@@ -8,8 +8,13 @@ import numpy as np
 from .pointwise import require_tensor, type_name
 
 
-class LinAlgError(RuntimeError):
+class _LinAlgError(RuntimeError):
     """Raised when a decomposition or solve fails on its input (torch.linalg.LinAlgError)."""
+
+
+# PyTorch's class is torch._C._LinAlgError, exposed as torch.linalg.LinAlgError: code that
+# reports type(e).__name__ sees "_LinAlgError" there, and must see it here too
+LinAlgError = _LinAlgError
 
 
 def check_float(op, x, low_precision=True):

@@ -12,7 +12,7 @@ import numpy as np
 from .._tensor import _wrap_dim
 from . import args as _args
 from .linalg_checks import check_bool, check_float, check_matrix, not_implemented
-from .linalg_lapack import _back, _finish, _host, _triangular
+from .linalg_lapack import _LAPACK_TYPES, _back, _finish, _host, _triangular
 from .pointwise import broadcast_shapes, require_tensor, type_name
 
 
@@ -97,18 +97,24 @@ def matrix_exp_(input):
 
 def _check_chol(op, x, name):
     require_tensor(op, x, name, 1)
-    if not x.dtype.is_floating_point or x.dtype.itemsize == 2:
+    if x.dtype not in _LAPACK_TYPES:
         not_implemented(f"{op}_cpu", x)
 
 
+def _lower_factor(f, upper):
+    """The lower Cholesky factor L (A = L L^H) held in ``f``: its lower triangle, or with
+    ``upper`` the conjugate transpose of its upper triangle (A = U^H U)."""
+    return np.swapaxes(np.triu(f), -1, -2).conj() if upper else np.tril(f)
+
+
 def _cholesky_solve(low, b):
-    """(L L^T)^-1 b by forward then back substitution (batch dims broadcast)."""
+    """(L L^H)^-1 b by forward then back substitution (batch dims broadcast)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _triangular(np.swapaxes(low, -1, -2), _triangular(low, b, False), True)
+        return _triangular(np.swapaxes(low, -1, -2).conj(), _triangular(low, b, False), True)
 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
-    """X with A X = input, for A = L L^T given its Cholesky factor L = ``input2`` (A = U^T U
+    """X with A X = input, for A = L L^H given its Cholesky factor L = ``input2`` (A = U^H U
     with ``upper``)."""
     _check_chol("cholesky_solve", input, "input")
     require_tensor("cholesky_solve", input2, "input2", 2)
@@ -132,15 +138,14 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
                            f"{input._shape[-2]} by {input._shape[-1]}")
     _args.same_device("cholesky_solve", input, input2)
     b, f = _host(input), _host(input2)
-    low = np.swapaxes(np.triu(f), -1, -2) if upper else np.tril(f)
-    x = _cholesky_solve(low, b)
+    x = _cholesky_solve(_lower_factor(f, upper), b)
     return _finish(_back(x, input.dtype, input._storage.device), out)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
-    """(L L^T)^-1 for the Cholesky factor L = ``input`` ((U^T U)^-1 with ``upper``)."""
+    """(L L^H)^-1 for the Cholesky factor L = ``input`` ((U^H U)^-1 with ``upper``)."""
     require_tensor("cholesky_inverse", input, "input", 1)
-    if not input.dtype.is_floating_point or input.dtype.itemsize == 2:
+    if input.dtype not in _LAPACK_TYPES:
         not_implemented("cholesky_inverse_out_cpu", input)
     check_bool("cholesky_inverse", "upper", upper)
     if input.dim() < 2:
@@ -148,16 +153,15 @@ def cholesky_inverse(input, upper=False, *, out=None):
                            "dimensions.")
     check_matrix("cholesky_inverse", input)
     f = _host(input)
-    low = np.swapaxes(np.triu(f), -1, -2) if upper else np.tril(f)
     eye = np.broadcast_to(np.eye(f.shape[-1], dtype=f.dtype), f.shape)
-    x = _cholesky_solve(low, eye)
+    x = _cholesky_solve(_lower_factor(f, upper), eye)
     return _finish(_back(x, input.dtype, input._storage.device), out)
 
 
 # ---- Householder products ----------------------------------------------------------------
 
 def householder_product(A, tau, *, out=None):
-    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, where v_i is column i
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, where v_i is column i
     of ``A`` below the diagonal with an implicit 1 on it (LAPACK's orgqr)."""
     fw = _fw()
     op = "torch.linalg.householder_product"
@@ -179,13 +183,15 @@ def householder_product(A, tau, *, out=None):
     if A.dtype is not tau.dtype:
         raise RuntimeError(f"{op}: tau dtype {type_name(tau.dtype)} does not match input "
                            f"dtype {type_name(A.dtype)}")
-    if not A.dtype.is_floating_point or A.dtype.itemsize == 2:
+    if A.dtype not in _LAPACK_TYPES:
         not_implemented("orgqr_cpu", A)
-    V = A.tril(-1) + fw.eye(m, n, dtype=A.dtype, device=A.device)
+    # the strict lower triangle through a 0/1 mask, which (unlike tril) every dtype has
+    below = fw.ones(m, n, dtype=A.dtype.to_real(), device=A.device).tril(-1)
+    V = A * below + fw.eye(m, n, dtype=A.dtype, device=A.device)
     Q = fw.eye(m, n, dtype=A.dtype, device=A.device).expand(*A.shape).clone()
     for i in builtins.range(k - 1, -1, -1):   # Q <- H_i Q, the last reflector first
         v = V[..., :, i:i + 1]
-        Q = Q - tau[..., i:i + 1].unsqueeze(-1) * v.matmul(v.mT.matmul(Q))
+        Q = Q - tau[..., i:i + 1].unsqueeze(-1) * v.matmul(v.mH.matmul(Q))
     return _finish(Q, out)
 
 

@@ -218,6 +218,8 @@ def eigh(A, UPLO="L", *, out=None):
 
 
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+# the dtypes LAPACK works in
+_LAPACK_TYPES = (_dtype.float32, _dtype.float64, _dtype.complex64, _dtype.complex128)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -245,44 +247,55 @@ def lstsq(A, B, rcond=None, *, driver=None):
                            "(gels, gelsy, gelsd, gelss)")
     if rcond is not None:
         rcond = builtins.float(_args.scalar("linalg_lstsq", "rcond", rcond))
-    vector = B.dim() == A.dim() - 1
     a, b = _host(A), _host(B)
+    # B is a vector (or a batch of vectors) only where its shape is A's without the last dim
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     bm = b[..., None] if vector else b
     if bm.shape[-2] != a.shape[-2]:
         raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match "
                            f"other.size({-1 if vector else -2})")
-    batch = tuple(broadcast_shapes(a.shape[:-2], bm.shape[:-2]))
+    # a matrix B with one dim fewer than A: PyTorch broadcasts A's batch dims against all of
+    # B's dims but its last, each batch element solving against the whole of B
+    bbatch = b.shape[:-1] if b.ndim == a.ndim - 1 and not vector else bm.shape[:-2]
+    batch = tuple(broadcast_shapes(a.shape[:-2], bbatch))
     (m, n), k = a.shape[-2:], bm.shape[-1]
     nb = math.prod(batch)
-    a = np.broadcast_to(a, batch + (m, n)).reshape((nb, m, n))
+    # rank and singular values are A's, over A's own batch dims; which matrix of A each
+    # element of the broadcast batch solves with:
+    na = math.prod(a.shape[:-2])
+    which = np.broadcast_to(np.arange(na).reshape(a.shape[:-2]), batch).reshape(nb)
+    a_own = a.reshape((na, m, n))
     bm = np.broadcast_to(bm, batch + (m, k)).reshape((nb, m, k))
-    x = np.zeros((len(a), n, k), a.dtype)
-    ranks = np.zeros(len(a), np.int64)
-    svs = np.zeros((len(a), min(m, n)), a.dtype)
-    for i in builtins.range(len(a) if a.size and bm.size else 0):
+    x = np.zeros((nb, n, k), a.dtype)
+    ranks = np.zeros(len(a_own), np.int64)
+    svs = np.zeros((len(a_own), min(m, n)), a.dtype)
+    for i in builtins.range(nb if a.size and bm.size else 0):
         rc = rcond if rcond is not None else np.finfo(a.dtype).eps * max(m, n)
-        x[i], _, ranks[i], svs[i] = np.linalg.lstsq(a[i], bm[i], rcond=rc)
+        j = which[i]
+        x[i], _, ranks[j], svs[j] = np.linalg.lstsq(a_own[j], bm[i], rcond=rc)
         # gels needs full rank, min(m, n): a wide A of full row rank has a minimum-norm
         # solution through its LQ factorization
-        if driver == "gels" and ranks[i] < min(m, n):
+        if driver == "gels" and ranks[j] < min(m, n):
             raise LinAlgError(f"torch.linalg.lstsq: The least squares solution could not be "
                               f"computed because the input matrix does not have full rank "
-                              f"(error code: {ranks[i] + 1}).")
+                              f"(error code: {ranks[j] + 1}).")
     dev = A._storage.device
     # PyTorch's rule: residuals for m > n except with gelsy; with gelsd/gelss only when
     # every matrix has rank n (an empty batch or n == 0 included). An empty A or B skips
     # LAPACK there: zero solution and rank, and (gels) zero residuals.
     full = m > n and driver != "gelsy" and (driver == "gels" or (ranks == n).all())
-    res = ((a @ x - bm) ** 2).sum(-2) if full else None
+    res = ((a_own[which] @ x - bm) ** 2).sum(-2) if full else None
     if full and driver == "gels" and not (a.size and bm.size):
         res[...] = 0
     x = x.reshape(batch + (n, k))
     none = np.zeros((0,), a.dtype)
+    abatch = a.shape[:-2]
     return _lstsq_t(_back(x[..., 0] if vector else x, A.dtype, dev),
                     _back(res.reshape(batch + (k,)) if full else none, A.dtype, dev),
-                    _back(ranks.reshape(batch) if driver != "gels" else none, _dtype.int64, dev),
-                    _back(svs.reshape(batch + (min(m, n),)) if driver in ("gelsd", "gelss") else
-                          none, A.dtype, dev))
+                    _back(ranks.reshape(abatch) if driver != "gels" else none, _dtype.int64,
+                          dev),
+                    _back(svs.reshape(abatch + (min(m, n),)) if driver in ("gelsd", "gelss")
+                          else none, A.dtype, dev))
 
 
 def _finish_all(results, out):
@@ -491,8 +504,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     ``atol``/``rtol`` may be tensors broadcast over the batch. ``hermitian=True`` uses
     the eigendecomposition of the lower triangle."""
     require_tensor("linalg.pinv", A, "A", 1)
-    no_complex("linalg_pinv", A)
-    if A.dim() < 2 or A.dtype not in (_dtype.float32, _dtype.float64):
+    if A.dim() < 2 or A.dtype not in _LAPACK_TYPES:
         raise RuntimeError(f"linalg.pinv({type_name(A.dtype)}{{{list(A._shape)}}}): expected a "
                            f"tensor with 2 or more dimensions of float, double, cfloat or "
                            f"cdouble types")
@@ -503,13 +515,18 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         mag = np.abs(w)
         cut = _cutoff(a, mag, atol, rtol)
         inv_w = np.where(mag > cut, 1.0 / np.where(w == 0, 1, w), 0.0)
-        r = np.matmul(u * inv_w[..., None, :], np.swapaxes(u, -1, -2))
+        r = np.matmul(u * inv_w[..., None, :], _adjoint(u))
     else:
         u, s, vh = host_svd(a, full_matrices=False)
         cut = _cutoff(a, s, atol, rtol)
         inv_s = np.where(s > cut, 1.0 / np.where(s == 0, 1, s), 0.0)
-        r = np.matmul(np.swapaxes(vh, -1, -2) * inv_s[..., None, :], np.swapaxes(u, -1, -2))
+        r = np.matmul(_adjoint(vh) * inv_s[..., None, :], _adjoint(u))
     return _finish(_back(r.astype(a.dtype), A.dtype, A._storage.device), out)
+
+
+def _adjoint(x):
+    """The conjugate transpose of each matrix of ``x``."""
+    return np.swapaxes(x, -1, -2).conj()
 
 
 def pinverse(input, rcond=1e-15):
@@ -549,8 +566,7 @@ def svdvals(A, *, driver=None, out=None):
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Number of singular values above max(atol, rtol * sigma_max) (an int64 tensor)."""
     require_tensor("linalg.matrix_rank", A, "A", 1)
-    no_complex("linalg_matrix_rank", A)
-    if A.dtype not in (_dtype.float32, _dtype.float64):
+    if A.dtype not in _LAPACK_TYPES:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.dim() < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "

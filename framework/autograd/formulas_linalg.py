@@ -220,12 +220,12 @@ def old_qr_backward(grads, results, some):
 
 def pinv_backward(grad, A, result):
     """Gradient of P = pinv(A) at constant rank:
-    -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)."""
+    -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)."""
     P, G = result, grad
-    Gt = G.mT
-    first = -P.mT.matmul(G).matmul(P.mT)
-    second = (Gt - A.matmul(P.matmul(Gt))).matmul(P).matmul(P.mT)
-    third = P.mT.matmul(P).matmul(Gt - Gt.matmul(P).matmul(A))
+    Gt = G.mH
+    first = -P.mH.matmul(G).matmul(P.mH)
+    second = (Gt - A.matmul(P.matmul(Gt))).matmul(P).matmul(P.mH)
+    third = P.mH.matmul(P).matmul(Gt - Gt.matmul(P).matmul(A))
     return first + second + third
 
 
@@ -234,7 +234,8 @@ def lstsq_backward(grads, A, B, results, wrt_a):
     returned). rank and singular_values are not differentiable (as in PyTorch)."""
     gX, gR = grads[0], grads[1]
     X = results[0]
-    vector = B.dim() == A.dim() - 1
+    # linalg.lstsq's rule: B holds vectors only where its shape is A's without the last dim
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     if vector:
         B, X, gX = B.unsqueeze(-1), X.unsqueeze(-1), gX.unsqueeze(-1)
     P = framework.linalg.pinv(A)

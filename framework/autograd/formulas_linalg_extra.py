@@ -102,11 +102,11 @@ def cholesky_solve_backward(grad, input2, result, upper, wrt_self):
     g_self = framework.cholesky_solve(grad, input2, upper=upper)
     if wrt_self:
         return g_self
-    common = g_self.matmul(result.mT)
-    common = common + common.mT
+    common = g_self.matmul(result.mH)
+    common = common + common.mH
     return -input2.matmul(common) if upper else -common.matmul(input2)
 
 
 def cholesky_inverse_backward(grad, L, upper, result):
-    common = result.matmul((grad + grad.mT).matmul(result))
+    common = result.matmul((grad + grad.mH).matmul(result))
     return -L.matmul(common) if upper else -common.matmul(L)
