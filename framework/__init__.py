@@ -66,7 +66,7 @@ from .autograd.grad_mode import (  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401
 from . import library, jit, types  # noqa: E402,F401
-from .library import ops  # noqa: E402,F401
+from .library import ops, DispatchKey  # noqa: E402,F401
 from .nn.modules.module import _typename as typename  # noqa: E402,F401
 from .autograd.anomaly_mode import (  # noqa: E402,F401
     is_anomaly_enabled, is_anomaly_check_nan_enabled, set_anomaly_enabled)
@@ -128,6 +128,7 @@ from ._ops.autocast import (  # noqa: E402,F401
 _ops.autocast.install([("", _sys.modules[__name__]), ("", Tensor), ("linalg.", linalg),
                        ("nn.functional.", nn.functional)])
 _dispatcher.install_operators()
+_ops.einsum.install_sublists()   # torch.einsum(a, [0, 1], b, [1, 2])
 from .serialization import save, load  # noqa: E402,F401
 from ._determinism import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
@@ -148,6 +149,7 @@ for _name in ("abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcs
     globals()[_name] = getattr(Tensor, _name)
 detach, get_device, is_signed = Tensor.detach, Tensor.get_device, Tensor.is_signed
 from ._dlpack import from_dlpack  # noqa: E402,F401
+from ._event import Event  # noqa: E402,F401
 from . import accelerator, cpu, quasirandom  # noqa: E402,F401
 from ._frombuffer import frombuffer, from_file  # noqa: E402,F401
 from ._tensor_extras import install as _install_tensor_extras, nonzero_static  # noqa: E402,F401

@@ -53,7 +53,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if not compiled:
         return model
     from ._inductor import CompiledCallable
-    call = CompiledCallable(model, fullgraph, custom, graphs)
+    from .compiler import _polyfill     # a C function runs as its substitute_in_graph polyfill
+    call = CompiledCallable(_polyfill(model), fullgraph, custom, graphs)
 
     @functools.wraps(model)
     def compiled_fn(*args, **kwargs):

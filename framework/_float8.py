@@ -93,3 +93,15 @@ def encode(values, name):
         r = np.where(r == 0, 0, r | (sign << 7))
         r = np.where(over | nan, 0x80, r)
     return r.astype(np.uint8)
+
+
+def fits(value, name):
+    """Whether a Python number converts to the format without overflow, as PyTorch checks
+    a fill value: NaN fits, inf only e5m2 (the one format with infinities), finite values
+    within +-max."""
+    if value != value:
+        return True
+    if value in (np.inf, -np.inf):
+        return FORMATS[name][3] == "ieee"
+    top = float(decode(max_code(name), name))
+    return -top <= value <= top

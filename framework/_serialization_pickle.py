@@ -31,6 +31,7 @@ class _Global:
 
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
+_REBUILD_FROM_TYPE = _Global("torch._tensor", "_rebuild_from_type_v2")
 # float8 tensors: raw bytes and the dtype, as PyTorch saves dtypes without a typed storage
 _REBUILD_TENSOR_V3 = _Global("torch._utils", "_rebuild_tensor_v3")
 _UNTYPED_STORAGE = _Global("torch.storage", "UntypedStorage")
@@ -115,6 +116,11 @@ class Pickler(pickle._Pickler):
             if isinstance(obj, _lazy_types()):
                 # a lazy module's placeholder: its class and requires_grad, PyTorch's form
                 return (_Global("torch.nn.parameter", t.__name__), (obj.requires_grad,))
+            if t is not Tensor and not t.__module__.startswith("framework."):
+                # a user's subclass: its class is saved too (PyTorch's form), and a
+                # weights_only load needs it allowed (safe_globals)
+                func, args = _reduce_tensor(obj)
+                return (_REBUILD_FROM_TYPE, (func, t, args, getattr(obj, "__dict__", {})))
             return _reduce_tensor(obj)
         if t is _device:
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
@@ -290,6 +296,9 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     from .nn.parameter import Parameter
     if new_type is Parameter and not isinstance(ret, Parameter):
         ret = Parameter(ret, ret.requires_grad)
+    elif isinstance(new_type, type) and issubclass(new_type, Tensor) and \
+            type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
     if isinstance(state, dict) and state:
         ret.__dict__.update(state)
     return ret

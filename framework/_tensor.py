@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _dtype, _float8
 from ._device import CPU
+from ._storage import Storage
 
 _new = object.__new__
 _indexing = None
@@ -250,7 +251,9 @@ class Tensor:
         return True
 
     def is_set_to(self, other):
-        return (self._storage is other._storage and self._offset == other._offset
+        st, ot = self._storage, other._storage
+        same = st is ot or (st.buf is ot.buf and st.buf is not None)  # .data shares memory
+        return (same and self._offset == other._offset
                 and self._shape == other._shape and self._stride == other._stride)
 
     def _is_view(self):
@@ -258,6 +261,8 @@ class Tensor:
 
     @property
     def _version(self):
+        if self.is_inference():
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._storage.version
 
     # ---- autograd fields (the engine lives in framework.autograd) --------------------
@@ -412,11 +417,21 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        # PyTorch gives .data a version counter of its own, so writes through it are not
+        # seen by autograd's saved-tensor checks: here, a storage object over the same memory
+        st = self._storage
+        if st.__class__ is Storage:
+            st = Storage(st.ptr, st.nbytes, st.device, st.buf)
+        return Tensor._make(st, self._shape, self._stride, self._offset, self.dtype)
 
     @data.setter
     def data(self, other):
-        self._storage, self._shape, self._stride = other._storage, other._shape, other._stride
+        # self takes other's memory but keeps its own version counter, as in PyTorch
+        st = other._storage
+        if st.__class__ is Storage:
+            st = Storage(st.ptr, st.nbytes, st.device, st.buf)
+            st.version = self._storage.version
+        self._storage, self._shape, self._stride = st, other._shape, other._stride
         self._offset, self.dtype = other._offset, other.dtype
 
     def detach(self):
@@ -503,6 +518,8 @@ class Tensor:
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
+        if self._storage.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._host_array().reshape(()).item()
 
     def tolist(self):

@@ -355,6 +355,8 @@ def nonzero_static(input, *, size, fill_value=-1):
                         f"{type(fill_value).__name__}")
     if size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    if input.device.type == "meta":   # its shape does not depend on data
+        return creation.empty((size, input.dim()), dtype=_dtype.int64, device=input.device)
     nz = framework.nonzero(input)
     k = nz.shape[0]
     if k >= size:

@@ -91,7 +91,8 @@ class _Formatter:
                 self.max_width = max(self.max_width, len(f"{value}"))
             return
 
-        vals = values.astype(np.float64)
+        with np.errstate(invalid="ignore"):     # a signaling NaN (float8 *fnuz's) widens
+            vals = values.astype(np.float64)
         vals = vals[np.isfinite(vals) & (vals != 0)]
         if vals.size == 0:
             return

@@ -9,6 +9,8 @@ through them: there are no graph breaks). They exist, with PyTorch's names, sign
 argument checks, so that scripts written against ``torch.compiler`` run.
 """
 import functools
+import inspect
+import types
 
 from . import _compile
 from .autograd.grad_mode import _DecoratorContextManager
@@ -74,16 +76,68 @@ def assume_constant_result(fn):
     return fn
 
 
+_POLYFILLS = {}   # id(original function) -> (original, its traceable replacement)
+
+
+def _is_function(fn):
+    return isinstance(fn, (types.FunctionType, types.BuiltinFunctionType,
+                           types.MethodDescriptorType, types.WrapperDescriptorType))
+
+
+def _sig_ident(sig):
+    """What two signatures must share: positional names, keyword-only names, defaults."""
+    var = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ps = sig.parameters.values()
+    return (tuple(p.name for p in ps if p.kind not in var + (p.KEYWORD_ONLY,)),
+            {p.name for p in ps if p.kind == p.KEYWORD_ONLY},
+            {p.name: p.default for p in ps if p.kind not in var})
+
+
 def substitute_in_graph(original_fn, *, can_constant_fold_through=False,
                         skip_signature_check=False):
-    """A decorator registering a traceable replacement for ``original_fn``; returns the
-    decorated function unchanged (there is no tracer to use it)."""
-    if not callable(original_fn):
-        raise TypeError(f"substitute_in_graph expects a callable, got {original_fn!r}")
+    """Register a polyfill handler for a function (usually a C function): the compiler
+    runs the polyfill where it would run ``original_fn``; the decorated function, called
+    directly, calls ``original_fn``. The polyfill must have the same signature unless
+    ``skip_signature_check``."""
+    if not _is_function(original_fn):
+        raise TypeError(f"substitute_in_graph expects a function but got "
+                        f"{type(original_fn)!r}")
 
-    def register(fn):
-        return fn
-    return register
+    def wrapper(traceable_fn):
+        if not _is_function(traceable_fn):
+            raise TypeError(f"@substitute_in_graph(...) expects a function but got "
+                            f"{type(traceable_fn)!r}")
+        if not skip_signature_check:
+            try:
+                original_sig = inspect.signature(original_fn)
+            except ValueError:
+                original_sig = None
+            if original_sig is not None:
+                traceable_sig = inspect.signature(traceable_fn)
+                wildcard = _sig_ident(inspect.signature(lambda *args, **kwargs: None))
+                a, b = _sig_ident(original_sig), _sig_ident(traceable_sig)
+                if a != b and wildcard not in (a, b):
+                    raise TypeError(f"Signature mismatch between {original_fn} and "
+                                    f"{traceable_fn}: {original_sig} != {traceable_sig}")
+        if id(original_fn) in _POLYFILLS:
+            raise ValueError(f"Duplicate polyfill handlers for {original_fn}: already "
+                             f"handled by {_POLYFILLS[id(original_fn)][1]}")
+
+        @functools.wraps(traceable_fn)
+        def wrapped(*args, **kwargs):
+            return original_fn(*args, **kwargs)
+        wrapped.__torch_dynamo_original__ = original_fn
+        wrapped.__torch_dynamo_polyfill__ = traceable_fn
+        wrapped.__torch_dynamo_can_constant_fold_through__ = can_constant_fold_through
+        _POLYFILLS[id(original_fn)] = _POLYFILLS[id(wrapped)] = (original_fn, traceable_fn)
+        return wrapped
+    return wrapper
+
+
+def _polyfill(fn):
+    """What the compiler runs for ``fn``: its registered polyfill, else ``fn``."""
+    entry = _POLYFILLS.get(id(fn))
+    return entry[1] if entry is not None else fn
 
 
 def disable(fn=None, recursive=True, *, reason=None):

@@ -21,7 +21,8 @@ __all__ = [
     "get_ignored_functions", "get_overridable_functions", "handle_torch_function",
     "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
     "is_tensor_like", "is_tensor_method_or_property", "resolve_name", "wrap_torch_function",
-    "enable_reentrant_dispatch", "TorchFunctionMode",
+    "enable_reentrant_dispatch", "TorchFunctionMode", "get_testing_overrides",
+    "redispatch_function",
 ]
 
 _active = False
@@ -31,6 +32,7 @@ _modes = []         # the TorchFunctionMode stack, innermost last
 _bypass = False     # no dispatch can happen now: the wrappers call the op at once
 _overrides = {}     # type -> whether its __torch_function__ takes part (cached per type)
 _names = {}         # id(public wrapper) -> its qualified name
+_skip_one = False   # redispatch_function: the next has_torch_function check answers False
 
 
 def _update_bypass():
@@ -402,6 +404,10 @@ def _deactivate():
 def has_torch_function(relevant_args):
     """Whether any of ``relevant_args`` overrides ``__torch_function__`` (exact Tensors do
     not), or a mode is active."""
+    global _skip_one
+    if _skip_one:   # the one hop redispatch_function skips
+        _skip_one = False
+        return False
     if _all_off:
         return False
     return bool(_modes) or (not _subclass_off and bool(_get_overloaded_args(relevant_args)))
@@ -423,6 +429,26 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     Python functions of user code that want to be overridable."""
     return _dispatch(public_api, _get_overloaded_args(relevant_args), args, kwargs,
                      python_error=True)
+
+
+def redispatch_function(func, types, args, kwargs=None):
+    """Skip one level of ``__torch_function__`` dispatch and call the function: ``func``
+    itself runs without dispatch (returning plain Tensors), the calls it makes inside are
+    dispatched as usual."""
+    global _skip_one
+    kwargs = kwargs or {}
+    original = getattr(func, "_tf_original", None)
+    if original is not None or getattr(func, "__name__", None) == "__get__":
+        # an op binding or property: what it calls inside is not dispatched (as in
+        # PyTorch, whose ops run below the Python layer)
+        with DisableTorchFunction():
+            return (original or func)(*args, **kwargs)
+    # a Python function that checks has_torch_function itself: its first check is skipped
+    _skip_one = True
+    try:
+        return func(*args, **kwargs)
+    finally:
+        _skip_one = False
 
 
 def wrap_torch_function(dispatcher):
@@ -469,7 +495,7 @@ def resolve_name(f):
 def get_ignored_functions():
     """Public functions that cannot be overridden by ``__torch_function__``."""
     import framework as fw
-    out = set()
+    out = {f for f in (getattr(Tensor, n, None) for n in _IGNORED_METHODS) if callable(f)}
     for name in ("is_tensor", "is_storage", "set_default_dtype", "get_default_dtype",
                  "manual_seed", "seed", "initial_seed", "is_grad_enabled", "set_grad_enabled",
                  "get_default_device", "set_default_device", "get_num_threads",
@@ -480,6 +506,41 @@ def get_ignored_functions():
         if callable(f):
             out.add(f)
     return out
+
+
+# the Tensor members PyTorch does not dispatch through __torch_function__
+_IGNORED_METHODS = (
+    "__delitem__", "__dir__", "__hash__", "__init_subclass__", "__iter__", "__new__",
+    "__subclasshook__", "__torch_function__", "_make_subclass", "_make_wrapper_subclass",
+    "_typed_storage", "_use_count", "_view_func", "as_subclass", "new", "new_empty",
+    "new_empty_strided", "new_full", "new_ones", "new_tensor", "new_zeros", "stride",
+    "to_padded_tensor", "to_sparse_bsc", "to_sparse_bsr", "to_sparse_coo", "to_sparse_csc",
+    "to_sparse_csr", "unflatten")
+
+
+def get_testing_overrides():
+    """A dict mapping the overridable functions to dummy functions with the same signature
+    that return -1 (for testing API coverage of a type that defines
+    ``__torch_function__``)."""
+    import inspect
+    out = {}
+    for funcs in get_overridable_functions().values():
+        for f in funcs:
+            try:
+                sig = inspect.signature(f)
+            except (TypeError, ValueError):    # a builtin without one
+                sig = inspect.Signature([
+                    inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+                    inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)])
+            out[f] = _dummy(sig)
+    return out
+
+
+def _dummy(sig):
+    def dummy(*args, **kwargs):
+        return -1
+    dummy.__signature__ = sig
+    return dummy
 
 
 def get_overridable_functions():

@@ -21,6 +21,7 @@ import pickle
 import secrets
 import struct
 import sys
+import threading
 import zlib
 
 from ._device import CPU, device as _device
@@ -30,12 +31,31 @@ from ._serialization_pickle import (  # noqa: F401
 from ._storage import Storage, cpu_alloc, cpu_from_array
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals", "get_unsafe_globals_in_checkpoint", "DEFAULT_PROTOCOL"]
+           "safe_globals", "get_unsafe_globals_in_checkpoint", "DEFAULT_PROTOCOL", "skip_data"]
 
 DEFAULT_PROTOCOL = 2
 _ALIGN = 64
 _U32 = 0xFFFFFFFF
 _PARALLEL_CRC = 1 << 20
+_skip = threading.local()   # .on: inside skip_data
+
+
+class skip_data:
+    """Context manager that skips writing/reading storage bytes for ``save`` / ``load``:
+    a save writes each storage's record as zeros (to be filled in a separate pass), a load
+    gives tensors whose storages are allocated but not read from the file.
+    ``materialize_fake_tensors`` is accepted for PyTorch compatibility (there are no fake
+    tensors)."""
+
+    def __init__(self, materialize_fake_tensors=False):
+        self.materialize_fake_tensors = materialize_fake_tensors
+
+    def __enter__(self):
+        self._old = getattr(_skip, "on", False)
+        _skip.on = True
+
+    def __exit__(self, type, value, tb):
+        _skip.on = self._old
 
 
 # ---- zip writing -------------------------------------------------------------------------
@@ -147,8 +167,12 @@ def _write_archive(obj, f, archive_name, pickle_protocol):
         z.write_record(".format_version", b"1")
         z.write_record(".storage_alignment", str(_ALIGN).encode())
         z.write_record("byteorder", sys.byteorder.encode())
+        skip = getattr(_skip, "on", False)
         for key, storage in pickler.storages.items():
-            z.write_record(f"data/{key}", *_bytes_of(storage))
+            if skip:
+                z.write_record(f"data/{key}", memoryview(bytes(storage.nbytes)))
+            else:
+                z.write_record(f"data/{key}", *_bytes_of(storage))
         z.write_record("version", b"3\n")
         z.write_record(".data/serialization_id",
                        "".join(secrets.choice("0123456789") for _ in range(40)).encode())
@@ -417,11 +441,14 @@ def _load_archive(zr, map_location, weights_only, mm, pickle_load_args):
     swap = order.decode() != sys.byteorder
     target, fn = _restorer(map_location)
     loaded = {}
+    skip = getattr(_skip, "on", False)
 
     def load_storage(dtype, numel, key):
         """The saved bytes of a storage on the CPU (read, or mapped from the file)."""
         name = f"data/{key}"
         nbytes = numel * dtype.itemsize
+        if skip:
+            return cpu_alloc(nbytes)
         if mm is None:
             st = cpu_alloc(nbytes)
             zr.readinto(name, st)
@@ -445,7 +472,7 @@ def _load_archive(zr, map_location, weights_only, mm, pickle_load_args):
         if typed is None:
             dtype = stype.dtype
             st = load_storage(dtype, numel, key)
-            if swap:
+            if swap and not skip:
                 _byteswap(st, dtype)
             if fn is not None:
                 res = fn(UntypedStorage(st), location)

@@ -1,6 +1,9 @@
 """CPU launchers: strided copy with dtype conversion, and fill."""
 from .. import _C
+from .. import _dtype
 from .._ops import complex_views
+
+_UINT8 = _dtype.uint8.code
 
 
 def copy(dst, src, src_stride):
@@ -8,8 +11,12 @@ def copy(dst, src, src_stride):
     be complex: complex_views.copy)."""
     if dst.dtype.is_complex or src.dtype.is_complex:
         return complex_views.copy(copy, fill, dst, src, src_stride)
-    _C.copy(dst.dtype.code, dst.data_ptr(), dst._stride, src.dtype.code, src.data_ptr(),
-            src_stride, dst._shape)
+    dc = sc = dst.dtype.code
+    if src.dtype is not dst.dtype:
+        sc = src.dtype.code
+    elif dst.dtype.is_float8:   # bytes: a float8 copy keeps NaN payloads, as PyTorch's
+        dc = sc = _UINT8
+    _C.copy(dc, dst.data_ptr(), dst._stride, sc, src.data_ptr(), src_stride, dst._shape)
 
 
 def copy_many(dst, srcs):
@@ -21,8 +28,11 @@ def copy_many(dst, srcs):
         for k, t in enumerate(srcs):
             copy(_slice(dst, k), t, t._stride)
         return
-    _C.copy_many(dst.dtype.code, dst.data_ptr(), dst._stride[0], dst._stride[1:],
-                 src.dtype.code, [t.data_ptr() for t in srcs], src._stride, src._shape)
+    dc, sc = dst.dtype.code, src.dtype.code
+    if dc == sc and dst.dtype.is_float8:
+        dc = sc = _UINT8
+    _C.copy_many(dc, dst.data_ptr(), dst._stride[0], dst._stride[1:], sc,
+                 [t.data_ptr() for t in srcs], src._stride, src._shape)
 
 
 def _slice(t, k):

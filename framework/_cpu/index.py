@@ -91,7 +91,8 @@ def mask_count(mask, mask_strides, shape):
 
 def masked_select(out, x, x_strides, mask, mask_strides, shape):
     """out (1-d, contiguous, mask_count elements) = x where mask, row-major over shape."""
-    _C.masked_select(x.dtype.code, x.data_ptr(), x_strides, mask.data_ptr(), mask_strides,
+    code = 1 if x.dtype.is_float8 else x.dtype.code     # float8 elements move as bytes
+    _C.masked_select(code, x.data_ptr(), x_strides, mask.data_ptr(), mask_strides,
                      shape, out.data_ptr())
 
 

@@ -38,6 +38,17 @@ _CONSTANTS = (bool, int, float, str, type(None))
 _all = weakref.WeakSet()   # every CompiledCallable, for reset()
 
 
+def _plain_data(v):
+    """Whether ``v`` is Python data without tensors: constants and containers of them."""
+    if type(v) in _CONSTANTS:
+        return True
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return all(_plain_data(x) for x in v)
+    if isinstance(v, dict):
+        return all(_plain_data(k) and _plain_data(x) for k, x in v.items())
+    return False
+
+
 def reset():
     """Forgets every compiled callable's graphs and fallbacks (``framework.compiler.reset``)."""
     for c in list(_all):
@@ -140,6 +151,10 @@ class CompiledCallable:
             self._fall_back(NotImplementedError("*args/**kwargs parameters"))
             return self._eager(*args, **kwargs)
         key, concrete = self._guard(values, names)
+        if key is None and all(_plain_data(v) for v in values):
+            # no tensor to build a graph over (operator.indexOf([1, 2, 3], 2)): the function
+            # runs as Python, as PyTorch's compiler runs it without a graph
+            return self._eager(*args, **kwargs)
         if key is None:
             self._fall_back(NotImplementedError(
                 "an argument that is neither a tensor nor an int/float/bool/str/None"))

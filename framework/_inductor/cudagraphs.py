@@ -70,7 +70,7 @@ def input_reason(values):
 
 def before_trace(values):
     """What ``after_trace`` compares: the inputs' versions and the generators' states."""
-    return ([v._version for v in _tensors(values)], _random.get_rng_state(),
+    return ([v._storage.version for v in _tensors(values)], _random.get_rng_state(),
             _cuda_random.get_rng_state_all())
 
 
@@ -78,7 +78,7 @@ def after_trace(state, values, gm):
     """Why the traced program cannot run as a CUDA graph, or None: it mutated an input,
     drew random numbers, or holds an op on the cpu."""
     versions, cpu_rng, cuda_rng = state
-    n = sum(a != v._version for a, v in zip(versions, _tensors(values)))
+    n = sum(a != v._storage.version for a, v in zip(versions, _tensors(values)))
     if n:
         return f"mutated inputs ({n} instances)"
     if not (_same(cpu_rng, _random.get_rng_state())

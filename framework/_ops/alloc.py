@@ -170,6 +170,8 @@ class _MetaKernels:
                      ("sort", "unique_flat"), ("sort", "unique_rows"), ("sort", "int_range"),
                      ("sort", "float_range"), ("grad_norm", "total_norm")}
 
+    _NONZERO = {"nonzero", "nonzero_count", "mask_count"}   # torch.nonzero, t[bool mask]
+
     def __init__(self, family=None):
         self._family = family
 
@@ -180,12 +182,31 @@ class _MetaKernels:
             return _MetaKernels(name)
         if (self._family, name) not in self._HOST_RESULTS:
             return _meta_noop
+        if self._family == "index" and name in self._NONZERO:
+            raise NotImplementedError(META_NONZERO)
         raise NotImplementedError(f"Could not run '{self._family}.{name}' with arguments from "
                                   "the 'meta' device: its output's shape depends on data, "
                                   "which meta tensors do not hold")
 
 
 _META_KERNELS = _MetaKernels()
+
+META_NONZERO = ("The register_meta function for torch.nonzero() raises unimplemented by "
+                "default, as a correct data-independent implementation does not exist. This "
+                "implementation returns a fake value, assuming all elements of the tensor are "
+                "non-zero. To enable this registration, please set "
+                "'torch.fx.experimental._config.meta_nonzero_assume_all_nonzero' to True.")
+
+
+def meta_unsupported(aten_op):
+    """PyTorch's error for an op with no meta kernel (its output's shape depends on data),
+    e.g. ``meta_unsupported("aten::masked_select")``."""
+    return NotImplementedError(
+        f"{aten_op}: attempted to run this operator with Meta tensors, but there was no fake "
+        "impl or Meta kernel registered. You may have run into this message while using an "
+        "operator with PT2 compilation APIs (torch.compile/torch.export); in order to use this "
+        "operator with those APIs you'll need to add a fake impl. Please see the following "
+        "for next steps:  https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
 
 
 def backend(device):

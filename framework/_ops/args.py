@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _float8
 from .._tensor import Tensor
 
 INT64_MAX = (1 << 63) - 1
@@ -217,6 +217,20 @@ _LIMITS.update({_dtype.float16: (-65504.0, 65504.0),
                 _dtype.bfloat16: (-3.3895313892515355e38, 3.3895313892515355e38),
                 _dtype.float32: (-3.4028234663852886e38, 3.4028234663852886e38),
                 _dtype.float64: (-1.7976931348623157e308, 1.7976931348623157e308)})
+
+
+def check_fill(value, dtype, numel):
+    """``check_range`` as PyTorch applies it to a fill of ``numel`` elements: a one-element
+    fill of a 16- or 8-bit float converts the value unchecked (``t[i] = v`` and 0-d fills
+    included), and float8 values are checked against the format's range."""
+    if numel == 1 and dtype.is_floating_point and dtype.itemsize < 4 \
+            and value.__class__ is not _complex:
+        return value
+    value = check_range(value, dtype)
+    if dtype.is_float8 and not _float8.fits(value, dtype.name):
+        raise RuntimeError(f"value cannot be converted to type c10::{dtype.scalar_name} "
+                           f"without overflow")
+    return value
 
 
 def scalar(op, name, value, pos=None):

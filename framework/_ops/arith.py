@@ -363,7 +363,10 @@ def _all_true(t):
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether every element of input is close to other (see :func:`isclose`)."""
     require_tensor("allclose", other, "other", 2)
-    return _all_true(isclose(input, other, rtol, atol, equal_nan))
+    close = isclose(input, other, rtol, atol, equal_nan)
+    if close._storage.device.type == "meta":   # PyTorch reads it with item()
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+    return _all_true(close)
 
 
 def equal(input, other):
@@ -371,8 +374,13 @@ def equal(input, other):
     require_tensor("equal", input, "input", 1)
     require_tensor("equal", other, "other", 2)
     common_device("equal", (input, other))
+    if input._storage.device.type == "meta":
+        raise alloc.meta_unsupported("aten::equal")
     if input._shape != other._shape:
         return False
+    if input.dtype.is_float8 and other.dtype is input.dtype:    # as PyTorch's kernel
+        from .._float8_ops import refuse
+        raise refuse("equal_notnan", input.dtype, input._storage.device.type)
     return _all_true(binary("equal", "eq", input, other, None, "compare"))
 
 

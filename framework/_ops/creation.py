@@ -432,7 +432,7 @@ def _full(shape, value, dt, device, requires_grad, out=None, like=None, fmt=None
     """A tensor of ``shape`` filled with the Python number ``value``, after PyTorch's
     range check of the value for ``dt``; laid out like tensor ``like`` in memory format
     ``fmt`` when given (the ``*_like`` factories)."""
-    value = _args.check_range(value, dt)
+    value = _args.check_fill(value, dt, alloc.numel(shape))
     if value.__class__ is builtins.int and value > _args.INT64_MAX:
         value = builtins.float(value)   # a uint64 Scalar into a floating dtype
     if like is None or (fmt is None and like.is_contiguous()):

@@ -6,6 +6,7 @@ diagonal view, subscripts used by one operand only and absent from the output ar
 right away, and the operands are then contracted left to right, each pair as one batched
 GEMM (shared kept subscripts are the batch, shared dropped ones the K dim).
 """
+import operator
 import string
 
 from .. import _dtype
@@ -78,6 +79,21 @@ def _parse(equation, operands):
     return labels, output
 
 
+def explicit_equation(equation, operands):
+    """``equation`` with its ellipsis dims as letters and its output written out
+    ("...ij,...jk" -> "aij,ajk->aik"): the form einsum's backward formula takes."""
+    labels, output = _parse(equation, operands)
+    used = {s for lab in labels for s in lab if not isinstance(s, tuple)}
+    free = (c for c in string.ascii_letters if c not in used)
+    names = {}
+    for s in [s for lab in labels for s in lab] + list(output):
+        if isinstance(s, tuple) and s not in names:
+            names[s] = next(free)
+    name = names.get
+    return (",".join("".join(name(s, s) for s in lab) for lab in labels) + "->"
+            + "".join(name(s, s) for s in output))
+
+
 def _subscripts(term, start, operand):
     """The subscripts of one term, with "..." as one item."""
     subs, i = [], 0
@@ -114,6 +130,51 @@ def _diagonal(x, lab, i):
                                f"sizes don't match, {x._shape[d1]} != {x._shape[d0]}")
         x = views.movedim(views.diagonal(x, 0, d0, d1), -1, d0)
         lab = lab[:d1] + lab[d1 + 1:]
+
+
+def install_sublists():
+    """Makes ``framework.einsum`` (and its op-table entry) also take the sublist form,
+    ``einsum(op1, sublist1, op2, sublist2, ..., [sublist_out])``: converted to an equation
+    before the op records autograd, which then sees the operands as the tensors they are."""
+    import framework
+    from .dispatcher import ops
+    op = ops()["einsum"]
+    einsum_op = op.fn
+
+    def einsum(*args):
+        if args and isinstance(args[0], Tensor):
+            equation, operands = _from_sublists(args)
+            return einsum_op(equation, *operands)
+        return einsum_op(*args)
+    einsum.__doc__ = einsum_op.__doc__
+    einsum.__wrapped__ = einsum_op
+    einsum.__module__, einsum.__qualname__ = "framework", "einsum"   # pickle finds it
+    op.fn = framework.einsum = einsum
+
+
+def _sublist(sub):
+    """One sublist as equation text: 0-25 are A-Z, 26-51 a-z, Ellipsis is "..."."""
+    out = []
+    for n in sub:
+        if n is Ellipsis:
+            out.append("...")
+            continue
+        n = operator.index(n)
+        if not 0 <= n < 52:
+            raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                             "range [0, 52)")
+        out.append(chr(ord("A") + n) if n < 26 else chr(ord("a") + n - 26))
+    return "".join(out)
+
+
+def _from_sublists(args):
+    """The equation and operands of ``einsum``'s sublist form."""
+    n = len(args) // 2 * 2      # an odd count ends with the output sublist
+    equation = ",".join(_sublist(sub) for sub in args[1:n:2])
+    operands = args[0:n:2]
+    if len(args) > n:
+        equation += "->" + _sublist(args[-1])
+    return equation, operands
 
 
 def _sum_out(x, lab, drop, dtype=None):

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _determinism, _dtype
 from .._tensor import Tensor, _wrap_dim
+from .._float8_ops import refuse
 from . import alloc, views
 from .args import check_range, same_device, scalar, to_int
 from .indexing import slice_params
@@ -375,6 +376,8 @@ def _index_put(t, index, value, accumulate):
     if not accumulate and (not isinstance(value, Tensor) or value.numel() == 1):
         m = _leading_mask(t, index)
         if m is not None:   # PyTorch turns this into masked_fill_ too
+            if t.dtype.is_float8:
+                raise refuse("masked_fill", t.dtype, t._storage.device.type)
             if isinstance(value, Tensor):
                 value = value.item()
             t._storage.version += 1
@@ -390,7 +393,7 @@ def _index_put(t, index, value, accumulate):
         elif isinstance(value, Tensor):
             views.copy_(r, value)
         else:
-            views.fill_(r, value)
+            views.assign_(r, value)
         return
     if isinstance(value, Tensor) and value.dtype is not t.dtype:
         if not accumulate and kinds == ["mask"] and value.numel() == 1:
@@ -420,7 +423,7 @@ def setitem_bool(t, flag, value):
     if isinstance(value, Tensor):
         views.copy_(views.unsqueeze(t, 0), value)
     else:
-        views.fill_(t, value)
+        views.assign_(t, value)
 
 
 # ---- index_put ------------------------------------------------------------------------

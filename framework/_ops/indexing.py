@@ -190,7 +190,7 @@ def setitem(t, index, value):
                 value = _expanded_value(value, target._shape)
             views.copy_(target, value)
         else:
-            views.fill_(target, value)
+            views.assign_(target, value)
         return
     advanced = _advanced()
     if isinstance(index, builtins.bool):

@@ -330,10 +330,11 @@ def _dot_checks(input, other, kernel):
     _no_bool(kernel, input.dtype)
 
 
-def dot(input, other, *, out=None):
+def dot(input, tensor, *, out=None):
     """Inner product of two 1-d tensors of the same size and dtype (a 0-d tensor)."""
+    other = tensor
     _check_tensor("dot", input, 1, "input")
-    _check_tensor("dot", other, 2, "other")
+    _check_tensor("dot", other, 2, "tensor")
     _dot_checks(input, other, "dot")
     dev = _device("dot", (input, other))
     res = _result(out, (), input.dtype, dev)

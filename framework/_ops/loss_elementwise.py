@@ -220,12 +220,18 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
 def nll_loss_backward(grad, input, target, weight, reduction, ignore_index):
     """d input of nll_loss: ``-weight[t] grad`` scattered at each target's class."""
     fw = _fw()
-    index, w, cdim = _nll_pick(input, target, weight, ignore_index)
-    if reduction == "mean":
-        grad = grad / w.sum()
-    src = (-w * grad).to(input.dtype).unsqueeze(cdim)
-    zeros = fw.zeros(input.shape, dtype=input.dtype, device=input.device)
-    return zeros.scatter(cdim, index.unsqueeze(cdim), src)
+    with fw.no_grad():
+        index, w, cdim = _nll_pick(input, target, weight, ignore_index)
+        g = grad / w.sum() if reduction == "mean" else grad
+        src = (-w * g).to(input.dtype).unsqueeze(cdim)
+        zeros = fw.zeros(input.shape, dtype=input.dtype, device=input.device)
+        out = zeros.scatter(cdim, index.unsqueeze(cdim), src)
+    if not fw.is_grad_enabled():
+        return out
+    # PyTorch's NllLossBackwardBackward0: a graph to grad and to input (create_graph)
+    from ..autograd.loss_nodes import attach_nll_double_backward
+    return attach_nll_double_backward(out, grad, input, target, weight, reduction,
+                                      ignore_index)
 
 
 def nll_loss2d(input, target, weight=None, reduction="mean", ignore_index=-100):

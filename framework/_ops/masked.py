@@ -2,6 +2,7 @@
 one-argument where, and the triangle ops (tril, triu, tril_indices, triu_indices)."""
 from .. import _dtype
 from .._tensor import Tensor
+from .._float8_ops import refuse
 from . import alloc, views
 from . import index as _index
 from .args import check_range, invalid_combination, same_device, scalar, to_int
@@ -59,6 +60,8 @@ def masked_fill_(input, mask, value):
     if shape != input._shape:
         raise RuntimeError(f"output with shape {list(input._shape)} doesn't match the broadcast "
                            f"shape {list(shape)}")
+    if input.dtype.is_float8:   # PyTorch's masked_fill kernels have no float8 case
+        raise refuse("masked_fill", input.dtype, input._storage.device.type)
     input._storage.version += 1
     if input.numel():
         strides = expand_strides(mask, input._shape)
@@ -91,6 +94,8 @@ def masked_select(input, mask, *, out=None):
     shape = broadcast_shapes(mask._shape, input._shape)   # PyTorch's order (mask is "a")
     if mask._storage.device is not input._storage.device or out is not None:
         same_device("masked_select", input, mask, out)
+    if input._storage.device.type == "meta":   # the result's size depends on data
+        raise alloc.meta_unsupported("aten::masked_select")
     res = _index.masked_select_values(input, expand_strides(input, shape), mask,
                                       expand_strides(mask, shape), shape)
     if out is None:
@@ -110,6 +115,8 @@ def masked_scatter_(input, mask, source):
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{type_name(input.dtype)} and {type_name(source.dtype)}")
+    if input.dtype.is_float8:   # PyTorch's masked_scatter kernels have no float8 case
+        raise refuse("masked_scatter", input.dtype, input._storage.device.type)
     dev = input._storage.device
     if mask._storage.device is not dev or source._storage.device is not dev:
         same_device("masked_scatter_", input, mask, source)

@@ -512,6 +512,9 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 
 def _all_any(op, input, dim, keepdim, out):
     x = _check_input(op, input)
+    if x.dtype.is_float8:   # no float8 reduction kernels: reduce x != 0
+        from .pointwise import binary
+        x = binary("ne", "ne", x, 0, None, "compare")
     rdt = _dtype.uint8 if x.dtype is _dtype.uint8 else _bool
     if out is not None and out.dtype is not rdt:
         raise RuntimeError(f"{op} only supports bool tensor for result, got: "

@@ -11,6 +11,7 @@ import itertools
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
+from .._float8_ops import refuse
 from . import alloc, args
 from .pointwise import require_tensor, check_out, common_device, type_name
 from .views import (_dims, _view, _view_strides, contiguous, reshape, transpose,
@@ -355,9 +356,20 @@ def flip(input, dims):
         if w in wrapped:
             raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
         wrapped.append(w)
+    if input.dtype.is_float8 and input.numel():
+        _refuse_float8_flip(input, wrapped)
     res = alloc.empty(input._shape, input.dtype, input._storage.device)
     copy_into(res, _flipped(input, wrapped if nd else []))
     return res
+
+
+def _refuse_float8_flip(input, dims):
+    """PyTorch's flip kernel has no float8 case, and runs unless the flip leaves the
+    stride-1 dim alone (then rows move whole, as bytes) or moves nothing (size-1 dims)."""
+    moved = [d for d in dims if input._shape[d] > 1]
+    inner = [d for d in range(input.dim()) if input._shape[d] > 1 and input._stride[d] == 1]
+    if moved and (not inner or inner[0] in moved):
+        raise refuse("flip", input.dtype, input._storage.device.type)
 
 
 def flip_method(self, *args, dims=None):
@@ -536,6 +548,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 def _total(repeats, output_size):
+    if repeats._storage.device.type == "meta":   # the repeats' values are not there
+        if output_size is None:
+            raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
+        return output_size
     total = alloc.backend(repeats._storage.device).shape.repeat_interleave_total(repeats)
     if output_size is not None and output_size != total:
         raise RuntimeError("allocated size does not match required size")

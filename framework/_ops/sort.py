@@ -10,6 +10,7 @@ import builtins
 
 from .. import _dtype
 from .._tensor import Tensor, _wrap_dim
+from .._float8_ops import refuse
 from .. import return_types
 from . import alloc
 from .pointwise import (require_tensor, check_out, check_overlap, convert, result_dtype,
@@ -267,7 +268,12 @@ def cummin(input, dim, *, out=None):
 
 def _unique(op, input, do_sort, return_inverse, return_counts, dim):
     _check_tensor(op, input)
+    if input.dtype.is_float8:   # the kernels compare values: no float8 case
+        raise refuse("unique" if dim is None else "unique_dim", input.dtype, "")
     device = input._storage.device
+    if device.type == "meta":   # the result's size depends on data
+        raise alloc.meta_unsupported("aten::unique_consecutive" if op == "unique_consecutive"
+                                     else "aten::_unique2" if dim is None else "aten::unique_dim")
     if dim is None:
         x = contiguous(input)
         n, m, rest = input.numel(), 1, ()
@@ -330,6 +336,8 @@ def bincount(input, weights=None, minlength=0):
     """The number of occurrences of each value in a 1-d non-negative integer tensor (or the
     sum of ``weights`` at them); length max(input) + 1, at least ``minlength``."""
     _check_tensor("bincount", input)
+    if input._storage.device.type == "meta":
+        raise alloc.meta_unsupported("aten::bincount")
     if input.dtype.category != 1:
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{type_name(input.dtype)}'")
     if minlength < 0:

@@ -575,14 +575,27 @@ def copy_(self, src, non_blocking=False):
 
 def fill_(self, value):
     """Fills self with a number (or a 0-d tensor's value)."""
+    return _fill(self, value, self.numel())
+
+
+def assign_(self, value):
+    """``self[...] = value`` for a number: PyTorch converts it as a one-element tensor and
+    copies that, so a 16- or 8-bit float takes any value (inf, or float8's saturation)."""
+    return _fill(self, value, 1)
+
+
+def _fill(self, value, numel):
+    """fill_, the value range-checked as for a fill of ``numel`` elements."""
     if isinstance(value, Tensor):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
         value = value.item()
+        if self.dtype.is_float8:    # a float8 fill from a tensor is a cast (saturates)
+            numel = 1
     elif value.__class__ is not builtins.float and value.__class__ is not builtins.int:
         value = args.scalar("fill_", "value", value)
-    value = args.check_range(value, self.dtype)
+    value = args.check_fill(value, self.dtype, numel)
     self._storage.version += 1
     alloc.backend(self._storage.device).copy.fill(self, value)
     return self

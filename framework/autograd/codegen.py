@@ -96,7 +96,7 @@ def make_wrapper(op, impl, tensor_params, inplace=False):
         args = ", ".join(names)
         fast = (f"        if {'out is None' if 'out' in names else 'True'}:\n"
                 f"            _e, _s = (_d.edges or _compile(_d))({args})\n"
-                f"            _d.saves(_s, {args})\n"
+                f"            _d.saves(_s, _e, {args})\n"
                 "            _mode.enabled = False\n"
                 "            try:\n"
                 f"                _r = _impl({', '.join(call)})\n"
@@ -153,13 +153,21 @@ def capture_source(d):
               "        _e += (None, 0)",
               "        _s += (None, None)"]
     e.append("    return _e, _s")
-    v = [f"def saves(_s, {args}):"]
+    v = [f"def saves(_s, _e, {args}):"]
     for k in d.save:
         tensor = (f"(_TensorMeta({k}), None)" if k in d.meta_only else
                   f"(_Packed({k}, _hooks.stack[-1]), None) if _hooks.stack else "
                   f"({k}, {k}._storage.version)")
-        v += [f"    if {k} is None or {k}.__class__ in _PLAIN:",
-              f"        _s += ({k}, None)",
+        # as PyTorch, an argument is saved only when an input whose formula reads it needs
+        # a gradient (a * b with only a requiring grad saves b alone)
+        users = [j for j, u in enumerate(d.uses) if any(name == k for name, _ in u)]
+        if d.simple and 0 < len(users) < len(d.inputs):
+            need = " or ".join(f"_e[{2 * j}] is not None" for j in users)
+            v += [f"    if not ({need}):", "        _s += (None, None)",
+                  f"    elif {k} is None or {k}.__class__ in _PLAIN:"]
+        else:
+            v += [f"    if {k} is None or {k}.__class__ in _PLAIN:"]
+        v += [f"        _s += ({k}, None)",
               f"    elif isinstance({k}, _T):",
               "        if _inf_seen[0]:",
               f"            _inf_saved({k})",

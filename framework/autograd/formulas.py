@@ -509,7 +509,8 @@ def roll_backward(grad, shifts, dims):
 
 def einsum_backward(grad, equation, operands):
     """Gradients of einsum for equations without repeated letters inside one operand."""
-    eq = equation.replace(" ", "")
+    from .._ops.einsum import explicit_equation   # "...ij,...jk" -> "aij,ajk->aik"
+    eq = explicit_equation(equation, operands)
     lhs, _, rhs = eq.partition("->")
     ins = lhs.split(",")
     if not _ or "." in eq:

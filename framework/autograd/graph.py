@@ -10,6 +10,7 @@ Graph objects are Python objects that the cyclic garbage collector walks while t
 alive, so a node keeps few of them: its edges are one flat tuple ``_next`` (child, output_nr,
 child, output_nr, ...; child None where there is no edge).
 """
+import contextlib
 import itertools
 import re
 import threading
@@ -653,3 +654,22 @@ class allow_mutation_on_saved_tensors:
         self.hooks.__exit__(*exc)
         self.ctx.active = False
         _mutation.ctx = None
+
+
+def region_activation_memory_budget(budget):
+    """Context manager that sets the activation memory budget (a ratio in [0, 1]) for the
+    region of a compiled forward traced under it. Only valid inside ``framework.compile``,
+    as in PyTorch; the framework's compiler saves activations as eager mode does, so there
+    the budget is checked and accepted but changes nothing."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        raise TypeError(f"torch.autograd.graph.region_activation_memory_budget: expects a "
+                        f"float, got {type(budget).__name__}")
+    if not 0.0 <= budget <= 1.0:
+        raise ValueError(f"torch.autograd.graph.region_activation_memory_budget: must be in "
+                         f"[0, 1], got {budget}")
+    from .. import compiler
+    if not compiler.is_compiling():
+        raise RuntimeError("torch.autograd.graph.region_activation_memory_budget can only be "
+                           "used inside a torch.compile region; it has no effect in eager "
+                           "mode.")
+    return contextlib.nullcontext()

@@ -71,7 +71,11 @@ class Derivatives:
             typ = types[name]
             self.inputs.append((name, "[]" in typ or "..." in typ, str(formula)))
         self.params = params
-        self.save = [p for p in params if p in used]
+        # in PyTorch's order (saved_tensors_hooks see it): by name, the first argument
+        # (``input`` here) named ``self`` there
+        first = op.args[0][1]
+        self.save = sorted((p for p in params if p in used),
+                           key=lambda p: "self" if p == first else p)
         # where each saved argument sits in OpNode._saved, and which of them each formula reads
         base = 2 * len(self.inputs)
         self.save_at = [(k, base + 2 * i) for i, k in enumerate(self.save)]
@@ -269,7 +273,7 @@ def record(d, call, env):
     if inplace:
         return record_inplace(d, call, env, self_t)
     edges, saved = _inputs(d, env)
-    _save_args(d, env, saved)
+    _save_args(d, env, saved, edges)
     mode = grad_mode._mode
     mode.enabled = False
     try:
@@ -313,7 +317,7 @@ def record_inplace(d, call, env, self_t):
         env = dict(env)
         env[d.self_name] = self_t.clone()
     # saved before the call: an argument that aliases self is then caught as modified
-    _save_args(d, env, saved)
+    _save_args(d, env, saved, edges)
     with grad_mode.no_grad():
         result = call()
     _attach(d, edges, saved, self_t)
@@ -382,12 +386,13 @@ def _inputs(d, env):
     return d.edges(*[env[p] for p in d.params])
 
 
-def _save_args(d, env, saved):
-    """Appends what the formulas read of the arguments to ``saved``."""
+def _save_args(d, env, saved, edges):
+    """Appends what the formulas read of the arguments to ``saved`` (None for what no
+    input with an edge reads)."""
     if d.saves is None:
         from . import codegen
         codegen.compile_capture(d)
-    d.saves(saved, *[env[p] for p in d.params])
+    d.saves(saved, edges, *[env[p] for p in d.params])
 
 
 _PLAIN = (int, float, bool, str)

@@ -8,7 +8,7 @@ import triton
 import triton.language as tl
 
 from .. import _dtype, _float8
-from .._tensor import Tensor
+from .._float8_ops import as_bytes
 from .pointwise import _launch, _unary_kernel
 
 
@@ -102,11 +102,6 @@ _DECODE = {"float8_e4m3fn": _dec_e4m3fn, "float8_e5m2": _dec_e5m2,
            "float8_e4m3fnuz": _dec_e4m3fnuz, "float8_e5m2fnuz": _dec_e5m2fnuz}
 _ENCODE = {"float8_e4m3fn": _enc_e4m3fn, "float8_e5m2": _enc_e5m2,
            "float8_e4m3fnuz": _enc_e4m3fnuz, "float8_e5m2fnuz": _enc_e5m2fnuz}
-
-
-def as_bytes(t):
-    """A float8 tensor viewed as uint8 (same storage, shape and strides)."""
-    return Tensor._make(t._storage, t._shape, t._stride, t._offset, _dtype.uint8)
 
 
 def copy(dst, src, src_stride, generic_copy):

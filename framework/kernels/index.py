@@ -16,7 +16,7 @@ the output is in row-major order.
 import triton
 import triton.language as tl
 
-from .. import _dtype
+from .. import _dtype, _float8_ops
 from .._ops import alloc
 from .._tensor import Tensor
 from .index_common import (  # noqa: F401  (STYLE_*: the error styles ops pass)
@@ -290,14 +290,22 @@ def _count(x, shape, strides):
     return _total(starts, nb)
 
 
+def _refuse_float8(op, x):
+    """NotImplementedError for a float8 operand (its kernels compare values)."""
+    if x.dtype.is_float8:
+        raise _float8_ops.refuse(op, x.dtype, "cuda")
+
+
 def nonzero_count(x):
     """The number of nonzero elements of x."""
+    _refuse_float8("nonzero", x)
     return _count(x, x._shape, x._stride)
 
 
 def nonzero(x, out):
     """Writes the coordinates of x's nonzero elements, row-major, into out (n x ndim int64)
     and returns n."""
+    _refuse_float8("nonzero", x)
     n = x.numel()
     if n == 0:
         return 0
@@ -371,6 +379,7 @@ def _tri_kernel(out, src, n, shape, so, ss, k, R, C, UPPER: tl.constexpr, NDIM: 
 
 def tri(out, src, diagonal, upper):
     """out = tril(src, diagonal) (triu with ``upper``) over the last two dims."""
+    _refuse_float8("triu" if upper else "tril", src)
     n = out.numel()
     if n == 0:
         return

@@ -72,7 +72,7 @@ import struct
 import triton
 import triton.language as tl
 
-from .. import _dtype
+from .. import _dtype, _float8_ops
 from .._ops import alloc
 from .pointwise_ops import (BINARY, FLOAT, INT, INT_BOOL, INT_DIVISION, NUM, PER_DTYPE,
                             TERNARY, UNARY)
@@ -201,7 +201,7 @@ def _params(p0, p1, p2):
 
 def _check(kernel, table, t):
     """The op's function; NotImplementedError for a dtype the op does not take, as the CPU
-    kernels raise."""
+    kernels raise; None for a float8 operand (framework/_float8_ops.py decides)."""
     fn, allowed = table[kernel]
     name = t.dtype.name
     is_float = name in ("float16", "bfloat16", "float32", "float64")
@@ -209,7 +209,9 @@ def _check(kernel, table, t):
     if ((allowed == FLOAT and not is_float) or (allowed == NUM and is_bool)
             or (allowed == INT_BOOL and is_float) or (allowed == INT and (is_float or is_bool))
             or t.dtype.is_complex       # complex ops run on real views (complex_views.py)
-            or t.dtype.is_float8):      # float8 is for storage and casts only
+            or t.dtype.is_float8):
+        if t.dtype.is_float8:       # the launcher hands it to framework/_float8_ops.py
+            return None
         # PyTorch's CUDA kernels name themselves "<op>_cuda" in this message
         raise NotImplementedError(f"\"{kernel}_cuda\" not implemented for '{type_name(name)}'")
     return PER_DTYPE.get((kernel, name), fn)
@@ -315,6 +317,8 @@ def _launch(kernel_fn, op, out, inputs, in_strides, ps, **extra):
 
 def unary(kernel, out, x, x_stride, p0=0.0, p1=0.0, p2=0.0):
     op = _check(kernel, UNARY, x)
+    if op is None:
+        return _float8_ops.unary(kernel, out, x, x_stride, p0, p1, p2)
     if kernel == "round_decimals":
         p1 = 10.0 ** abs(p0)  # the scale, as the CPU computes it in float64
     _launch(_unary_kernel, op, out, (x,), (x_stride,), (p0, p1, p2))
@@ -322,6 +326,8 @@ def unary(kernel, out, x, x_stride, p0=0.0, p1=0.0, p2=0.0):
 
 def binary(kernel, out, a, a_stride, b, b_stride, p0=0.0, p1=0.0, p2=0.0):
     op = _check(kernel, BINARY, a)
+    if op is None:
+        return _float8_ops.binary(kernel, out, a, a_stride, b, b_stride, p0, p1, p2)
     if kernel in INT_DIVISION and not a.dtype.is_floating_point:
         device = out._storage.device
         flag = alloc.empty((1,), _dtype.int32, device)
@@ -341,5 +347,7 @@ def ternary(kernel, out, a, a_stride, b, b_stride, c, c_stride, p0=0.0):
         op = _check(kernel, TERNARY, b)
     else:
         op = _check(kernel, TERNARY, a)
+    if op is None:
+        return _float8_ops.ternary(kernel, out, a, a_stride, b, b_stride, c, c_stride, p0)
     _launch(_ternary_kernel, op, out, (a, b, c), (a_stride, b_stride, c_stride),
             (p0, 0.0, 0.0))

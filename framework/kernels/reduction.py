@@ -419,7 +419,7 @@ def reduce(kernel, x, out0, out1, geom, p0=0.0, p1=0.0):
         raise RuntimeError(f"internal: unknown reduction {kernel}")
     name = x.dtype.name
     allowed = _KERNELS[kernel]
-    if allowed is not None and name not in allowed:
+    if (allowed is not None and name not in allowed) or x.dtype.is_float8:
         raise NotImplementedError(f"\"{kernel}_cuda\" not implemented for '{type_name(name)}'")
     g = _GEOMS.get(geom)
     if g is None:

@@ -27,7 +27,7 @@ def _require(t, op, kinds):
     """NotImplementedError unless t's dtype is one of kinds ("b" bool, "i" int, "f" float)."""
     name = t.dtype.name
     kind = "b" if name == "bool" else "f" if t.dtype.is_floating_point else "i"
-    if kind not in kinds:
+    if kind not in kinds or t.dtype.is_float8:
         raise NotImplementedError(f"\"{op}_cuda\" not implemented for '{_type_name(t.dtype)}'")
 
 

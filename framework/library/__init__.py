@@ -30,7 +30,7 @@ What it does, as PyTorch does:
 
 Differences from PyTorch: there is no dispatcher in C++, no torch.compile/export, so the
 fake impl is used only for ``meta`` tensors, ``register_torch_dispatch`` /
-``register_vmap`` / ``register_autocast`` raise NotImplementedError, tags are accepted and
+``register_vmap`` raise NotImplementedError, tags are accepted and
 ignored except for the schema (``Tag`` is not modelled), and ``triton_op`` is
 ``custom_op`` (its kernels run eagerly; ``wrap_triton(k)`` returns ``k``).
 """
@@ -41,6 +41,7 @@ ignored except for the schema (``Tag`` is not modelled), and ``triton_op`` is
 from ._schema import SUPPORTED_PARAM_TYPES, SUPPORTED_RETURN_TYPES, infer_schema  # noqa: F401
 from ._registry import OPDEFS, OpOverload, OpOverloadPacket, ops  # noqa: F401
 from ._custom_op import CustomOpDef, custom_op  # noqa: F401
+from ._kernel import DispatchKey  # noqa: F401
 from ._api import (  # noqa: F401
     Library, define, fallthrough_kernel, get_ctx, get_kernel, impl, impl_abstract, opcheck,
     register_autocast, register_autograd, register_fake, register_kernel,

@@ -4,7 +4,8 @@ import re
 
 from .._tensor import Tensor
 from ._schema import _iter_tensors, infer_schema
-from ._registry import OPDEFS, OpOverload, OpOverloadPacket
+from ._kernel import _BACKEND_DEVICE, SafeKernelFunction, key_name
+from ._registry import OPDEFS, OpOverload, OpOverloadPacket, _AtenOp, ops
 from ._custom_op import CustomOpDef, custom_op
 
 # ----------------------------------------------------------------------------------------
@@ -58,21 +59,50 @@ def register_vmap(op, func=None, /, *, lib=None):
 
 
 def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
-    raise NotImplementedError("register_autocast is not supported for custom ops here; "
-                              "cast the inputs inside the op")
+    """``torch.library.register_autocast``: inside an autocast region of ``device_type`` the
+    custom op's floating-point inputs are cast to ``cast_inputs`` and it runs with autocast
+    off."""
+    from .._ops import autocast
+    if device_type not in autocast.state.enabled:
+        raise ValueError(f"Device type '{device_type}' does not support autocast.")
+    if isinstance(op, str) and op not in OPDEFS:    # PyTorch's AttributeError for a bad name
+        ns, _, name = op.partition("::")
+        getattr(getattr(ops, ns), name.partition(".")[0])
+    return _opdef(op, "register_autocast").register_autocast(device_type, cast_inputs)
 
 
 def get_kernel(op, dispatch_key, /):
-    """The kernel registered for ``op`` and a dispatch key ("CPU", "CUDA",
-    "CompositeExplicitAutograd") or device type, as a plain callable."""
+    """The kernel of ``op`` (a name with its overload such as "aten::add.Tensor", an
+    OpOverload or a custom op) for ``dispatch_key`` ("CPU", "CUDA",
+    ``DispatchKey.CPU``, ...), as a ``SafeKernelFunction`` to ``call_boxed``."""
+    key = key_name(dispatch_key)
+    below_autograd = key in _BACKEND_DEVICE
+    aten = _aten_op(op)
+    if aten is not None:
+        qualname, fn = aten
+        return SafeKernelFunction(qualname, key, fn, below_autograd)
     d = _opdef(op, "get_kernel")
-    key = dispatch_key if isinstance(dispatch_key, str) else str(dispatch_key)
     dev = _DEVICE_OF_KEY.get(key, key)
     fn = d._backend_fns.get(dev) or d._backend_fns.get(None)
     if fn is None:
         raise RuntimeError(f"no kernel registered for {d._qualname} and dispatch key "
                            f"{dispatch_key}")
-    return fn
+    return SafeKernelFunction(d._qualname, key, fn, below_autograd)
+
+
+def _aten_op(op):
+    """(qualified name, framework function) of a built-in op named "aten::name[.overload]"
+    or given as ``framework.ops.aten.name[.overload]``; None for other ops."""
+    if isinstance(op, _AtenOp):
+        return "aten::" + str(op)[len("aten."):], op._fn
+    if not (isinstance(op, str) and op.startswith("aten::")):
+        return None
+    name = op[len("aten::"):].partition(".")[0]
+    try:
+        fn = getattr(ops.aten, name)._fn
+    except AttributeError:
+        raise RuntimeError(f"operator {op} does not exist") from None
+    return op, fn
 
 
 def get_ctx():

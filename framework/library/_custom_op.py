@@ -80,6 +80,7 @@ class CustomOpDef:
         self._backward_fn = None
         self._torch_dispatch_fns = {}
         self._disabled_kernel = set()
+        self._autocast_dtypes = {}   # device type -> dtype (register_autocast)
         self._has_kwarg_only = any(a.kwarg_only for a in self._parsed.arguments)
         if any(a.kwarg_only and a.is_tensor_like for a in self._parsed.arguments):
             raise NotImplementedError(
@@ -175,8 +176,13 @@ class CustomOpDef:
         raise NotImplementedError("register_vmap: framework has no vmap")
 
     def register_autocast(self, device_type, cast_inputs):
-        raise NotImplementedError("register_autocast is not supported for custom ops here; "
-                                  "cast the inputs inside the op")
+        """Inside an autocast region of ``device_type``, the op's floating-point tensor
+        inputs on that device (not float64) are cast to ``cast_inputs`` and the op runs
+        with autocast off."""
+        from .._ops import autocast
+        if device_type not in autocast.state.enabled:
+            raise ValueError(f"Device type '{device_type}' does not support autocast.")
+        self._autocast_dtypes[device_type] = cast_inputs
 
     def register_autograd(self, backward, /, *, setup_context=None):
         """Registers the backward formula: ``backward(ctx, *grads)`` returns one gradient
@@ -198,6 +204,36 @@ class CustomOpDef:
         if proxy is not None:   # fx tracing / framework.compile: one opaque node, as torch.fx
             return proxy.tracer.create_proxy("call_function", self, args, kwargs)
         args, kwargs = self._parsed.bind(args, kwargs)
+        if self._autocast_dtypes:
+            from .._ops import autocast
+            if autocast.state.active:
+                return self._autocast_call(autocast, args, kwargs)
+        return self._call_bound(args, kwargs)
+
+    def _autocast_call(self, autocast, args, kwargs):
+        """The call inside autocast (register_autocast): inputs cast, autocast off."""
+        st = autocast.state
+        types = [t.device.type for t in _iter_tensors(list(args) + list(kwargs.values()))]
+        dev = next((d for d in types if d != "cpu"), "cpu") if types else None
+        to = self._autocast_dtypes.get(dev)
+        if to is None or not st.enabled[dev]:
+            return self._call_bound(args, kwargs)
+
+        def cast(v):
+            if isinstance(v, (list, tuple)):
+                return type(v)(cast(x) for x in v)
+            return v.to(to) if autocast._eligible(v, dev) else v
+        args = tuple(cast(a) for a in args)
+        kwargs = {k: cast(v) for k, v in kwargs.items()}
+        st.excluded += 1
+        st.active = False
+        try:
+            return self._call_bound(args, kwargs)
+        finally:
+            st.excluded -= 1
+            st.refresh()
+
+    def _call_bound(self, args, kwargs):
         from ..autograd import grad_mode
         if (grad_mode._mode.enabled
                 and any(t._requires_grad for t in _iter_tensors(args))):

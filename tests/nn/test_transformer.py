@@ -231,3 +231,26 @@ def test_load_torch_state_dict_copy_and_pickle():
         want = tr(torch.tensor(x, dtype=torch.float32))[0].detach().numpy()
         for model in (fr, copy.deepcopy(fr), pickle.loads(pickle.dumps(fr))):
             assert_close(model(fw.tensor(x, dtype=fw.float32))[0], want, rtol=1e-4, atol=1e-5)
+
+
+def test_fast_path_choice_survives_torch_function_dispatch():
+    """A layer's relu default is F.relu as bound when the class was made: whether
+    ``__torch_function__`` dispatch (which rebinds F.relu to a wrapper) turned on before or
+    after, the encoder still takes PyTorch's nested-tensor path (zeros where padded)."""
+    def padded_rows_zero():
+        layer = fw.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        enc = fw.nn.TransformerEncoder(layer, 1).eval()
+        src = fw.from_numpy(np.random.default_rng(0).standard_normal((2, 5, 8)).astype("f4"))
+        pad = fw.tensor([[False, False, False, True, True], [False] * 4 + [True]])
+        with fw.no_grad():
+            out = enc(src, src_key_padding_mask=pad)
+        return enc.use_nested_tensor and bool((out[0, 3:] == 0).all())
+    was_active = fw.overrides._active
+    assert padded_rows_zero()
+    fw.overrides._activate()
+    try:
+        assert padded_rows_zero()
+    finally:
+        if not was_active:
+            fw.overrides._deactivate()
+    assert padded_rows_zero()

@@ -345,9 +345,6 @@ def data_write_after_save(torch, device):
     return a.grad, a._version
 
 
-@pytest.mark.xfail(strict=True, reason="x.data shares the storage's version counter: "
-                   "PyTorch gives .data a fresh counter, so writing through it after a "
-                   "forward does not trip the in-place check")
 def test_data_write_after_save_for_backward():
     compare(data_write_after_save)
 

@@ -37,7 +37,7 @@ def _block_layouts(block_mask):
     on the BlockMask, which is usually reused for many calls."""
     bm = block_mask
     tensors = [getattr(bm, a) for a in bm._TENSOR_ATTRS]
-    key = tuple((id(t), t._version) if t is not None else None for t in tensors)
+    key = tuple((id(t), t._storage.version) if t is not None else None for t in tensors)
     cached = bm.__dict__.get("_fused_cache")
     if cached is not None and cached[0] == key:
         return cached[1]

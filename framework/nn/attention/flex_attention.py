@@ -533,7 +533,7 @@ def _block_code(block_mask, L, S):
     numbers are kept on the BlockMask, which is usually reused for many calls."""
     tensors = (block_mask.kv_num_blocks, block_mask.kv_indices,
                block_mask.full_kv_num_blocks, block_mask.full_kv_indices)
-    key = (L, S) + tuple((id(t), t._version) for t in tensors if t is not None)
+    key = (L, S) + tuple((id(t), t._storage.version) for t in tensors if t is not None)
     cached = block_mask.__dict__.get("_code_cache")
     if cached is None or cached[0] != key:
         dense = _ordered_to_dense(block_mask.kv_num_blocks, block_mask.kv_indices,

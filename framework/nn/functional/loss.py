@@ -11,6 +11,7 @@ import warnings
 
 import framework as fw
 from framework._ops.pointwise import broadcast_shapes, type_name
+from framework.autograd.loss_nodes import present_cross_entropy
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -253,9 +254,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                   float(label_smoothing))[0]
     # the kernels compute 16-bit logits in float32; under autocast the loss stays float32
     # (PyTorch's log_softmax runs in float32 there), otherwise it has the input's dtype
-    if loss.dtype is not input.dtype and not fw.is_autocast_enabled(input.device.type):
-        loss = loss.to(input.dtype)
-    return loss
+    dtype = input.dtype
+    if loss.dtype is not dtype and fw.is_autocast_enabled(input.device.type):
+        dtype = loss.dtype
+    if loss._grad_fn is not None:   # PyTorch's nodes: NllLoss over LogSoftmax, ...
+        return present_cross_entropy(loss, input.dim(), dtype, reduction, label_smoothing,
+                                     weight is not None)
+    return loss if loss.dtype is dtype else loss.to(dtype)
 
 
 def _class_view(weight, ndim, cdim):

@@ -84,12 +84,19 @@ def _get_activation_fn(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
+def _is(fn, op):
+    """``fn is op``, looking through __torch_function__'s dispatching wrappers: a layer made
+    while dispatch was on holds the wrapper of F.relu, and one made before it holds F.relu
+    itself."""
+    return getattr(fn, "_tf_original", fn) is getattr(op, "_tf_original", op)
+
+
 def _relu_or_gelu(activation):
     """PyTorch's ``activation_relu_or_gelu`` flag: 1 relu, 2 gelu, 0 other."""
     from .activation import GELU, ReLU
-    if activation is F.relu or isinstance(activation, ReLU):
+    if _is(activation, F.relu) or isinstance(activation, ReLU):
         return 1
-    if activation is F.gelu or isinstance(activation, GELU):
+    if _is(activation, F.gelu) or isinstance(activation, GELU):
         return 2
     return 0
 
@@ -98,9 +105,9 @@ def _fused_activation(activation):
     """The fused kernels' name of ``activation`` ("relu", "gelu", "gelu_tanh") when it is
     F.relu, F.gelu or a ReLU/GELU module that no hook watches, else None."""
     from .activation import GELU, ReLU
-    if activation is F.relu:
+    if _is(activation, F.relu):
         return "relu"
-    if activation is F.gelu:
+    if _is(activation, F.gelu):
         return "gelu"
     if type(activation) is ReLU and _hookless(activation):
         return "relu"
