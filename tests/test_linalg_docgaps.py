@@ -209,3 +209,21 @@ def test_lu_solve_float32_is_as_accurate_as_torchs(device):
         r = (op @ xn if left else xn @ op) - rhs.cpu().numpy()
         bound = 10 * eps * (np.abs(op) @ np.abs(xn) if left else np.abs(xn) @ np.abs(op))
         assert (np.abs(r) <= bound).all()
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
+def test_ormqr_applies_q_or_its_conjugate_transpose(dtype):
+    """ormqr multiplies by Q from geqrf's reflectors, or by Q^H with transpose=True (the
+    conjugate transpose for complex, as LAPACK's)."""
+    rng = np.random.default_rng(5)
+    cplx = dtype.startswith("complex")
+    a = rng.standard_normal((5, 3)) + (1j * rng.standard_normal((5, 3)) if cplx else 0)
+    c = rng.standard_normal((5, 4)) + (1j * rng.standard_normal((5, 4)) if cplx else 0)
+    h, tau = torch.geqrf(torch.tensor(a).to(getattr(torch, dtype)))
+    tc = torch.tensor(c).to(getattr(torch, dtype))
+    for left, transpose in ((True, False), (True, True), (False, False), (False, True)):
+        other = tc if left else tc.mT.contiguous()
+        want = torch.ormqr(h, tau, other, left=left, transpose=transpose)
+        got = fw.ormqr(fw.tensor(h.numpy()), fw.tensor(tau.numpy()), fw.tensor(other.numpy()),
+                       left=left, transpose=transpose)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-5)

@@ -116,7 +116,7 @@ def geqrf(input, *, out=None):
 
 
 def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
-    """``input3`` multiplied by Q (or Q^T with ``transpose``; on the left, or on the right
+    """``input3`` multiplied by Q (or Q^H with ``transpose``; on the left, or on the right
     with ``left=False``), Q given as geqrf's Householder vectors ``input`` and ``input2``."""
     if input.dim() < 2 or input3.dim() < 2:
         raise RuntimeError(f"ormqr: input and input3 must have at least 2 dimensions, got "
@@ -135,8 +135,8 @@ def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
         tz = _fw.zeros(*tau.shape[:-1], m - k, dtype=tau.dtype, device=tau.device)
         tau = _fw.cat([tau, tz], -1)
     q = _fw.linalg.householder_product(a, tau)
-    if transpose:
-        q = q.mT
+    if transpose:   # the conjugate transpose for complex, as LAPACK's ormqr
+        q = q.mH
     res = q @ input3 if left else input3 @ q
     if out is not None:
         return out.copy_(res)
