@@ -300,8 +300,6 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=dev)
 
 
-asarray = as_tensor
-
 
 def from_numpy(ndarray):
     """A CPU tensor sharing memory with a NumPy array."""

@@ -11,9 +11,10 @@ from .. import overrides as _overrides
 from .._ops.memory_format import strided
 from .._tensor import Tensor, _new, _wrap_dim
 from ..sparse.base import _NoStorage, _guard
+from .tensor import NestedStorageless
 
 
-class StridedNestedTensor(Tensor):
+class StridedNestedTensor(NestedStorageless, Tensor):
     """A strided-layout nested tensor (made by ``framework.nested.nested_tensor`` and
     ``as_nested_tensor``; not created directly)."""
 
@@ -100,15 +101,6 @@ class StridedNestedTensor(Tensor):
 
     def is_contiguous(self, memory_format=None):
         return all(c.is_contiguous() for c in self._components)
-
-    def storage_offset(self):
-        raise RuntimeError("storage_offset(): not supported for NestedTensor")
-
-    def data_ptr(self):
-        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
-
-    def untyped_storage(self):
-        raise NotImplementedError("Cannot access storage of NestedTensor")
 
     def numpy(self, *, force=False):
         raise RuntimeError("Internal error: NestedTensorImpl doesn't support sizes. Please "

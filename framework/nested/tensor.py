@@ -56,7 +56,22 @@ def nested_int(offsets):
     return j
 
 
-class NestedTensor(Tensor):
+class NestedStorageless:
+    """What both nested layouts answer for their (absent) storage, in PyTorch's words."""
+
+    __slots__ = ()
+
+    def storage_offset(self):
+        raise RuntimeError("storage_offset(): not supported for NestedTensor")
+
+    def data_ptr(self):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+    def untyped_storage(self):
+        raise NotImplementedError("Cannot access storage of NestedTensor")
+
+
+class NestedTensor(NestedStorageless, Tensor):
     """A jagged-layout nested tensor (made by ``framework.nested.nested_tensor`` and friends;
     not created directly)."""
 
@@ -162,15 +177,6 @@ class NestedTensor(Tensor):
 
     def is_contiguous(self, memory_format=None):
         return self._lengths is None and self._values.is_contiguous()
-
-    def storage_offset(self):
-        raise RuntimeError("storage_offset(): not supported for NestedTensor")
-
-    def data_ptr(self):
-        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
-
-    def untyped_storage(self):
-        raise NotImplementedError("Cannot access storage of NestedTensor")
 
     def numpy(self, *, force=False):
         raise TypeError("can't convert NestedTensor to numpy. Use unbind() or "
